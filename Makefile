@@ -1,0 +1,38 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Everything else is here too.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+RCUDA_WITH_CUDA ?= AUTO
+
+.PHONY: all deps configure build demo test bench format lint clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DRCUDA_WITH_CUDA=$(RCUDA_WITH_CUDA) $(CMAKE_FLAGS)
+
+configure: $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/apps/demo/rcuda_demo
+
+test: build
+	$(BUILD)/tests/rcuda_tests
+
+bench: build
+	$(BUILD)/bench/bench_cpu
+
+format:
+	git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
+
+lint: configure
+	git ls-files 'src/*.cpp' | xargs clang-tidy -p $(BUILD) --quiet
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,123 @@
+// The Backend interface: the small set of primitives every device implements (CPU now, CUDA
+// next). Ops (rcuda/ops/) check arguments, promote dtypes, broadcast and allocate outputs, then
+// call exactly one of these per step. Primitives may assume what ops guarantee:
+//
+// Note [Backend contract]
+// - All tensors passed to one call are on the backend's device (copy() is the exception: one
+//   side may be the CPU when the backend is not the CPU's).
+// - Elementwise inputs already have the output's shape (broadcast inputs arrive expanded with
+//   stride 0) and the compute dtype; outputs may be non-contiguous views but never overlap inputs
+//   partially (an output may be the very same view as an input, for in-place ops).
+// - Reductions receive `out` in keepdim form: same rank as `in`, size 1 in every reduced dim.
+// - Zero-element tensors reach primitives only where the result is defined (e.g. sum -> 0).
+// - Primitives throw rcuda errors for data-dependent failures (an index out of range, integer
+//   division by zero); everything knowable from shapes and dtypes is checked before.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "rcuda/core/scalar.h"
+#include "rcuda/memory/allocator.h"
+#include "rcuda/tensor/tensor.h"
+
+namespace rcuda {
+
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Sign, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid,
+  Relu, Gelu, GeluTanh, Silu, Floor, Ceil, Round, PowScalar, Clamp, LogicalNot
+};
+
+struct UnaryArgs {
+  double exponent = 1.0;  // PowScalar
+  bool has_min = false, has_max = false;  // Clamp
+  double min = 0.0, max = 0.0;
+};
+
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, Remainder, Pow, Maximum, Minimum,          // out dtype == input dtype
+  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor      // out dtype == Bool
+};
+
+inline bool is_comparison_or_logical(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, All, Any, Norm };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceType device_type() const = 0;
+  virtual Allocator& allocator(int device_index) = 0;
+  virtual void synchronize(int device_index) = 0;
+
+  // dst = src converted to dst's dtype; same shape; any strides.
+  virtual void copy(const Tensor& dst, const Tensor& src) = 0;
+  virtual void fill(const Tensor& out, const Scalar& value) = 0;
+  // out contiguous 1-D: out[i] = start + i * step (int64 arithmetic for integral dtypes).
+  virtual void arange(const Tensor& out, const Scalar& start, const Scalar& step) = 0;
+  // out contiguous 1-D with n >= 1 points from start to end, as torch.linspace.
+  virtual void linspace(const Tensor& out, double start, double end) = 0;
+
+  // out dtype == in dtype, except LogicalNot (out Bool). Float ops on integral input are
+  // never called: ops convert to float first.
+  virtual void unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) = 0;
+  virtual void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) = 0;
+  // cond is Bool; a, b and out share a dtype.
+  virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
+
+  // Sum/Prod/Max/Min: in dtype == out dtype. All/Any: out Bool, any in dtype.
+  // Norm: floating in == out dtype, p as given (inf, 0, or any positive).
+  virtual void reduce(ReduceOp op, const Tensor& out, const Tensor& in, double p) = 0;
+  // Along one dim; values has in's dtype, indices Int64; first occurrence wins ties; NaN is
+  // the maximum and the minimum (propagates), as torch.
+  virtual void arg_reduce(bool is_max, const Tensor& values, const Tensor& indices,
+                          const Tensor& in, int64_t dim) = 0;
+  // Variance over the dims where out has size 1 and in does not; floating dtypes.
+  virtual void var(const Tensor& out, const Tensor& in, double correction) = 0;
+  virtual void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) = 0;
+  // out dtype == in dtype.
+  virtual void cumsum(const Tensor& out, const Tensor& in, int64_t dim) = 0;
+
+  // out[b] = alpha * a[b] @ b[b] + beta * out[b]; a [B,M,K], b [B,K,N], out [B,M,N], any
+  // strides (batch stride may be 0); floating dtypes, all the same. beta == 0 ignores out's
+  // old contents (NaN included).
+  virtual void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+                    double beta) = 0;
+
+  // Philox streams (Note [Philox stream] in rcuda/core/philox.h); out contiguous.
+  virtual void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,
+                              double high) = 0;
+  virtual void random_normal(const Tensor& out, uint64_t seed, uint64_t offset, double mean,
+                             double std) = 0;
+  // Integers in [low, high).
+  virtual void random_int(const Tensor& out, uint64_t seed, uint64_t offset, int64_t low,
+                          int64_t high) = 0;
+
+  // index is Int64 1-D; out = in with dim indexed by index. IndexError for out-of-range.
+  virtual void index_select(const Tensor& out, const Tensor& in, int64_t dim,
+                            const Tensor& index) = 0;
+  // out (index's shape) [.., i, ..] = in[.., index[.., i, ..], ..] along dim.
+  virtual void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) = 0;
+  // out[.., index[.., i, ..], ..] = src[.., i, ..] (or +=); src has index's shape.
+  virtual void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+                       bool accumulate) = 0;
+  // Int64 [count, in.dim()] coordinates of the nonzero elements in row-major order.
+  virtual Tensor nonzero(const Tensor& in) = 0;
+};
+
+// The backend for a device type; DeviceError naming the device when it is not built or not
+// available (e.g. "cuda:0 requested but rcuda was built without CUDA").
+Backend& backend_for(Device device);
+bool backend_available(DeviceType type);
+// Called once per backend by its own translation unit (see RCUDA_REGISTER_BACKEND).
+void register_backend(DeviceType type, Backend* (*factory)());
+
+#define RCUDA_REGISTER_BACKEND(TYPE, FACTORY)                                  \
+  namespace {                                                                  \
+  const bool rcuda_backend_registered_##FACTORY = [] {                         \
+    ::rcuda::register_backend(TYPE, &FACTORY);                                 \
+    return true;                                                               \
+  }();                                                                         \
+  }
+
+}  // namespace rcuda

@@ -1,0 +1,18 @@
+// Macros shared by host-only and CUDA translation units.
+#pragma once
+
+// RCUDA_HOST_DEVICE marks small inline functions (half conversion, Philox) that the CPU
+// backend and the CUDA kernels share, so both compute bit-identical results.
+#if defined(__CUDACC__)
+#define RCUDA_HOST_DEVICE __host__ __device__
+#else
+#define RCUDA_HOST_DEVICE
+#endif
+
+#if defined(__GNUC__)
+#define RCUDA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RCUDA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define RCUDA_LIKELY(x) (x)
+#define RCUDA_UNLIKELY(x) (x)
+#endif

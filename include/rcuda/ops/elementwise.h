@@ -1,0 +1,81 @@
+// Elementwise math with PyTorch's broadcasting and type promotion
+// (Note [Type promotion] in src/ops/promotion.h).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "rcuda/core/scalar.h"
+#include "rcuda/tensor/tensor.h"
+
+namespace rcuda {
+
+// Unary. Floating functions of integral or bool input return float32, as torch.
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+// approximate: "none" (erf form) or "tanh".
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor floor(const Tensor& x);  // identity on integral dtypes
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);  // half to even
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor pow(const Tensor& x, const Scalar& exponent);
+Tensor logical_not(const Tensor& x);
+
+// Binary with broadcasting; a Scalar operand takes part in promotion only by category.
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor add(const Tensor& a, const Scalar& b);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Scalar& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+Tensor div(const Tensor& a, const Tensor& b);  // true division: integers give float32
+Tensor div(const Tensor& a, const Scalar& b);
+Tensor remainder(const Tensor& a, const Tensor& b);  // sign of the divisor, as Python
+Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Scalar& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Scalar& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Scalar& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Scalar& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Scalar& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Scalar& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Scalar& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+// condition (bool) ? a : b, all three broadcast together.
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
+
+// In place: the result must fit self's dtype and shape (DTypeError / ShapeError otherwise).
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+const Tensor& mul_(const Tensor& self, const Tensor& other);
+
+// The general entry points the named functions use, for bindings that map names to ops.
+Tensor unary_op(const char* name, const Tensor& x);
+Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
+
+}  // namespace rcuda

@@ -1,0 +1,43 @@
+// Random tensors from counter-based Philox4x32-10 (Note [Philox stream] in rcuda/core/philox.h):
+// a seed gives the same stream on every backend. Each call takes one step of the generator's
+// offset, so results do not depend on tensor sizes drawn before.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "rcuda/ops/creation.h"
+
+namespace rcuda {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ULL) : seed_(seed) {}
+  void manual_seed(uint64_t seed);
+  uint64_t seed() const;
+  uint64_t offset() const;
+  void set_offset(uint64_t offset);
+  // Returns the (seed, offset) for one call and advances the offset.
+  std::pair<uint64_t, uint64_t> next();
+
+ private:
+  mutable std::mutex mutex_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+// The process-wide generator (shared by all devices, so a seed reproduces across them).
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+Tensor rand(const Shape& shape, TensorOptions options = {});   // U[0, 1)
+Tensor randn(const Shape& shape, TensorOptions options = {});  // N(0, 1)
+// Integers in [low, high); default dtype int64.
+Tensor randint(int64_t low, int64_t high, const Shape& shape,
+               TensorOptions options = TensorOptions(DType::Int64));
+Tensor normal(double mean, double std, const Shape& shape, TensorOptions options = {});
+// In place on any (also non-contiguous) tensor.
+const Tensor& uniform_(const Tensor& t, double low = 0, double high = 1);
+const Tensor& normal_(const Tensor& t, double mean = 0, double std = 1);
+
+}  // namespace rcuda

@@ -1,0 +1,37 @@
+// Storage: refcounted bytes on one device, freed through the allocator that made them.
+// Several tensors (views) share one Storage.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "rcuda/memory/allocator.h"
+
+namespace rcuda {
+
+class Storage {
+ public:
+  Storage(size_t nbytes, Allocator& allocator)
+      : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {}
+  // Wraps memory owned elsewhere (e.g. an R vector); `release` frees it, may be empty.
+  Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> keep_alive)
+      : data_(data), nbytes_(nbytes), device_(device), keep_alive_(std::move(keep_alive)) {}
+  ~Storage() {
+    if (allocator_ != nullptr) allocator_->deallocate(data_, nbytes_);
+  }
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return allocator_ != nullptr ? allocator_->device() : device_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Allocator* allocator_ = nullptr;
+  Device device_;
+  std::shared_ptr<void> keep_alive_;
+};
+
+}  // namespace rcuda

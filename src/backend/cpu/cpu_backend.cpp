@@ -1,0 +1,13 @@
+#include "cpu_backend.h"
+
+namespace rcuda::cpu {
+namespace {
+
+Backend* make_cpu_backend() { return new CpuBackend(); }  // lives for the process
+
+}  // namespace
+}  // namespace rcuda::cpu
+
+namespace rcuda::cpu {
+RCUDA_REGISTER_BACKEND(::rcuda::DeviceType::CPU, make_cpu_backend)
+}

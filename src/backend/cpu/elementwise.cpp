@@ -1,0 +1,258 @@
+// Elementwise primitives: copy (with dtype conversion), fill, ranges, unary and binary math,
+// where. All run on loops.h's strided engine.
+#include <cmath>
+#include <limits>
+
+#include "cpu_backend.h"
+#include "dispatch.h"
+#include "loops.h"
+
+namespace rcuda::cpu {
+namespace {
+
+template <typename T>
+T integer_pow(T base, T exponent) {
+  if constexpr (std::is_signed_v<T>) {
+    // torch refuses this too: the result is not an integer except for bases 1 and -1.
+    if (exponent < 0) throw ValueError("pow: integers to negative integer powers are not allowed");
+  }
+  T result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = static_cast<T>(result * base);
+    base = static_cast<T>(base * base);
+    exponent >>= 1;
+  }
+  return result;
+}
+
+template <typename C>
+C float_remainder(C a, C b) {
+  // Python's sign convention (the divisor's), computed as torch does on the CPU.
+  C mod = std::fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+  return mod;
+}
+
+template <typename T>
+T integer_remainder(T a, T b) {
+  if (b == 0) throw ValueError("remainder: integer division by zero");
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return 0;  // avoids INT_MIN % -1, which traps
+    T mod = a % b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+    return mod;
+  } else {
+    return a % b;
+  }
+}
+
+template <typename C>
+C unary_float(UnaryOp op, C x, const UnaryArgs& args) {
+  switch (op) {
+    case UnaryOp::Exp: return std::exp(x);
+    case UnaryOp::Expm1: return std::expm1(x);
+    case UnaryOp::Log: return std::log(x);
+    case UnaryOp::Log1p: return std::log1p(x);
+    case UnaryOp::Sqrt: return std::sqrt(x);
+    case UnaryOp::Rsqrt: return C(1) / std::sqrt(x);
+    case UnaryOp::Sin: return std::sin(x);
+    case UnaryOp::Cos: return std::cos(x);
+    case UnaryOp::Tanh: return std::tanh(x);
+    case UnaryOp::Sigmoid: return C(1) / (C(1) + std::exp(-x));
+    case UnaryOp::Gelu: return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
+    case UnaryOp::GeluTanh: {
+      const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);  // sqrt(2/pi)
+      return C(0.5) * x * (C(1) + std::tanh(inner));
+    }
+    case UnaryOp::Silu: return x / (C(1) + std::exp(-x));
+    case UnaryOp::Floor: return std::floor(x);
+    case UnaryOp::Ceil: return std::ceil(x);
+    case UnaryOp::Round: return std::nearbyint(x);  // default rounding mode: half to even
+    case UnaryOp::PowScalar: return std::pow(x, static_cast<C>(args.exponent));
+    default: break;
+  }
+  throw ValueError("unary: op not defined for floating dtypes");
+}
+
+template <typename T>
+void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  using C = ComputeType<T>;
+  auto run = [&](auto f) {
+    unary_loop<T, T>(out, in, [f](T v) { return convert<T>(f(convert<C>(v))); });
+  };
+  switch (op) {
+    case UnaryOp::Neg: return run([](C x) { return static_cast<C>(-x); });
+    case UnaryOp::Abs:
+      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return run([](C x) { return x; });
+      else return run([](C x) { return x < 0 ? static_cast<C>(-x) : x; });
+    case UnaryOp::Sign:
+      if constexpr (std::is_same_v<C, bool>) return run([](C x) { return x; });
+      else return run([](C x) { return static_cast<C>((C(0) < x) - (x < C(0))); });
+    case UnaryOp::Relu: return run([](C x) { return x > C(0) ? x : C(0); });
+    case UnaryOp::Clamp: {
+      const C lo = static_cast<C>(args.min), hi = static_cast<C>(args.max);
+      const bool has_lo = args.has_min, has_hi = args.has_max;
+      // NaN stays NaN (comparisons with NaN are false), as torch.clamp.
+      return run([=](C x) {
+        if (has_lo && x < lo) x = lo;
+        if (has_hi && x > hi) x = hi;
+        return x;
+      });
+    }
+    case UnaryOp::PowScalar:
+      if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+        const C e = static_cast<C>(args.exponent);
+        return run([e](C x) { return integer_pow<C>(x, e); });
+      }
+      break;
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+      if constexpr (!std::is_floating_point_v<C>) return run([](C x) { return x; });
+      break;
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<C>) {
+    return run([op, args](C x) { return unary_float<C>(op, x, args); });
+  } else {
+    throw DTypeError(std::string("unary: op needs a floating dtype, got ") + dtype_name(in.dtype()));
+  }
+}
+
+template <typename T>
+void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  using C = ComputeType<T>;
+  auto arith = [&](auto f) {
+    binary_loop<T, T>(out, a, b,
+                      [f](T x, T y) { return convert<T>(f(convert<C>(x), convert<C>(y))); });
+  };
+  auto compare = [&](auto f) {
+    binary_loop<bool, T>(out, a, b, [f](T x, T y) { return f(convert<C>(x), convert<C>(y)); });
+  };
+  switch (op) {
+    case BinaryOp::Add: return arith([](C x, C y) { return static_cast<C>(x + y); });
+    case BinaryOp::Sub: return arith([](C x, C y) { return static_cast<C>(x - y); });
+    case BinaryOp::Mul: return arith([](C x, C y) { return static_cast<C>(x * y); });
+    case BinaryOp::Div:
+      if constexpr (std::is_floating_point_v<C>) return arith([](C x, C y) { return x / y; });
+      break;
+    case BinaryOp::Remainder:
+      if constexpr (std::is_floating_point_v<C>) return arith(float_remainder<C>);
+      else if constexpr (!std::is_same_v<C, bool>) return arith(integer_remainder<C>);
+      break;
+    case BinaryOp::Pow:
+      if constexpr (std::is_floating_point_v<C>) {
+        return arith([](C x, C y) { return std::pow(x, y); });
+      } else if constexpr (!std::is_same_v<C, bool>) {
+        return arith(integer_pow<C>);
+      }
+      break;
+    case BinaryOp::Maximum:
+      return arith([](C x, C y) { return (x != x || x > y) ? x : y; });  // NaN propagates
+    case BinaryOp::Minimum:
+      return arith([](C x, C y) { return (x != x || x < y) ? x : y; });
+    case BinaryOp::Eq: return compare([](C x, C y) { return x == y; });
+    case BinaryOp::Ne: return compare([](C x, C y) { return x != y; });
+    case BinaryOp::Lt: return compare([](C x, C y) { return x < y; });
+    case BinaryOp::Le: return compare([](C x, C y) { return x <= y; });
+    case BinaryOp::Gt: return compare([](C x, C y) { return x > y; });
+    case BinaryOp::Ge: return compare([](C x, C y) { return x >= y; });
+    case BinaryOp::LogicalAnd: return compare([](C x, C y) { return x != C(0) && y != C(0); });
+    case BinaryOp::LogicalOr: return compare([](C x, C y) { return x != C(0) || y != C(0); });
+    case BinaryOp::LogicalXor: return compare([](C x, C y) { return (x != C(0)) != (y != C(0)); });
+  }
+  throw DTypeError(std::string("binary: op not defined for dtype ") + dtype_name(a.dtype()));
+}
+
+}  // namespace
+
+void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
+  dispatch_all(dst.dtype(), [&](auto dst_tag) {
+    using D = decltype(dst_tag);
+    dispatch_all(src.dtype(), [&](auto src_tag) {
+      using S = decltype(src_tag);
+      unary_loop<D, S>(dst, src, [](S v) { return convert<D>(v); });
+    });
+  });
+}
+
+void CpuBackend::fill(const Tensor& out, const Scalar& value) {
+  dispatch_all(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
+    else if constexpr (std::is_integral_v<T>) v = value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
+    else v = convert<T>(value.to_double());
+    for_each_row<1>({out}, [v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s,
+                               int64_t n) {
+      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+    });
+  });
+}
+
+void CpuBackend::arange(const Tensor& out, const Scalar& start, const Scalar& step) {
+  dispatch_all(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out.data<T>();
+    const int64_t n = out.numel();
+    if constexpr (std::is_integral_v<T>) {
+      const int64_t s0 = start.to_int(), ds = step.to_int();
+      parallel_range(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(s0 + i * ds);
+      });
+    } else {
+      const double s0 = start.to_double(), ds = step.to_double();
+      parallel_range(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = convert<T>(s0 + static_cast<double>(i) * ds);
+      });
+    }
+  });
+}
+
+void CpuBackend::linspace(const Tensor& out, double start, double end) {
+  const int64_t n = out.numel();
+  const double step = n > 1 ? (end - start) / static_cast<double>(n - 1) : 0.0;
+  const int64_t half = n / 2;
+  dispatch_all(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out.data<T>();
+    // torch fills the first half from start and the second from end, so both ends are exact.
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = i < half ? start + step * static_cast<double>(i)
+                                : end - step * static_cast<double>(n - 1 - i);
+      if constexpr (std::is_integral_v<T>) o[i] = static_cast<T>(v);
+      else o[i] = convert<T>(v);
+    }
+  });
+}
+
+void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  if (op == UnaryOp::LogicalNot) {
+    dispatch_all(in.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      unary_loop<bool, T>(out, in, [](T v) { return convert<float>(v) == 0.0f; });
+    });
+    return;
+  }
+  dispatch_all(in.dtype(), [&](auto tag) { unary_typed<decltype(tag)>(op, out, in, args); });
+}
+
+void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  dispatch_all(a.dtype(), [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b); });
+}
+
+void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  dispatch_all(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for_each_row<4>({out, cond, a, b}, [](const std::array<char*, 4>& p,
+                                          const std::array<int64_t, 4>& s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+      }
+    });
+  });
+}
+
+}  // namespace rcuda::cpu

@@ -1,0 +1,177 @@
+// The CPU elementwise engine: walks N same-shaped operands (output first), coalescing dims that
+// are contiguous in every operand, so that most work runs as long rows with fixed strides.
+// Rows whose strides equal the element sizes take a contiguous path the compiler vectorises.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <exception>
+#include <numeric>
+#include <vector>
+
+#include "rcuda/tensor/tensor.h"
+
+namespace rcuda::cpu {
+
+// Below this many elements a loop stays on one thread: starting a parallel region costs
+// microseconds, more than the work.
+constexpr int64_t kParallelGrain = 32768;
+
+template <int N>
+struct StridedLoop {
+  std::vector<int64_t> sizes;                          // innermost last
+  std::array<std::vector<int64_t>, N> byte_strides;  // per operand, per dim
+  std::array<char*, N> data;
+  int64_t numel = 0;
+};
+
+template <int N>
+StridedLoop<N> make_loop(const std::array<Tensor, N>& operands) {
+  const Tensor& out = operands[0];
+  const int64_t ndim = out.dim();
+  StridedLoop<N> loop;
+  loop.numel = out.numel();
+  for (int k = 0; k < N; ++k) loop.data[k] = static_cast<char*>(operands[k].data_ptr());
+
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (out.shape()[d] != 1) order.push_back(d);
+  // Walk the output in memory order, so that permuted outputs are written sequentially.
+  if (!out.is_contiguous())
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return std::abs(out.strides()[a]) > std::abs(out.strides()[b]);
+    });
+
+  for (int64_t d : order) {
+    const int64_t size = out.shape()[d];
+    bool merge = !loop.sizes.empty();
+    for (int k = 0; k < N && merge; ++k)
+      merge = loop.byte_strides[k].back() ==
+              operands[k].strides()[d] * static_cast<int64_t>(operands[k].element_size()) * size;
+    if (merge) {
+      loop.sizes.back() *= size;
+      for (int k = 0; k < N; ++k)
+        loop.byte_strides[k].back() =
+            operands[k].strides()[d] * static_cast<int64_t>(operands[k].element_size());
+    } else {
+      loop.sizes.push_back(size);
+      for (int k = 0; k < N; ++k)
+        loop.byte_strides[k].push_back(operands[k].strides()[d] *
+                                       static_cast<int64_t>(operands[k].element_size()));
+    }
+  }
+  if (loop.sizes.empty()) {
+    loop.sizes.push_back(1);
+    for (int k = 0; k < N; ++k) loop.byte_strides[k].push_back(0);
+  }
+  return loop;
+}
+
+// Runs [begin, end) of the loop's linear index space as rows: row(ptrs, strides, count).
+template <int N, typename Row>
+void run_rows(const StridedLoop<N>& loop, int64_t begin, int64_t end, Row& row) {
+  const int nd = static_cast<int>(loop.sizes.size());
+  const int64_t inner = loop.sizes[nd - 1];
+  std::array<int64_t, N> inner_strides;
+  for (int k = 0; k < N; ++k) inner_strides[k] = loop.byte_strides[k][nd - 1];
+  std::vector<int64_t> index(nd);
+  int64_t rem = begin;
+  for (int d = nd - 1; d >= 0; --d) {
+    index[d] = rem % loop.sizes[d];
+    rem /= loop.sizes[d];
+  }
+  std::array<char*, N> ptrs;
+  for (int64_t i = begin; i < end;) {
+    for (int k = 0; k < N; ++k) {
+      char* p = loop.data[k];
+      for (int d = 0; d < nd; ++d) p += index[d] * loop.byte_strides[k][d];
+      ptrs[k] = p;
+    }
+    const int64_t count = std::min(inner - index[nd - 1], end - i);
+    row(ptrs, inner_strides, count);
+    i += count;
+    index[nd - 1] += count;
+    for (int d = nd - 1; d > 0 && index[d] == loop.sizes[d]; --d) {
+      index[d] = 0;
+      ++index[d - 1];
+    }
+  }
+}
+
+// Splits the linear range over OpenMP threads when it is large enough.
+template <typename Range>
+void parallel_range(int64_t numel, Range range) {
+  if (numel < kParallelGrain || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    range(int64_t{0}, numel);
+    return;
+  }
+  // An exception must not leave an OpenMP region (that terminates the process): the first one
+  // is kept and rethrown after the region.
+  std::exception_ptr error;
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t chunk = (numel + threads - 1) / threads;
+    const int64_t begin = std::min(numel, t * chunk), end = std::min(numel, begin + chunk);
+    try {
+      if (begin < end) range(begin, end);
+    } catch (...) {
+#pragma omp critical(rcuda_parallel_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+template <int N, typename Row>
+void for_each_row(const std::array<Tensor, N>& operands, Row row) {
+  if (operands[0].numel() == 0) return;
+  const StridedLoop<N> loop = make_loop<N>(operands);
+  parallel_range(loop.numel, [&](int64_t begin, int64_t end) { run_rows<N>(loop, begin, end, row); });
+}
+
+// out[i] = f(in[i]) with conversion through ComputeType; contiguous rows vectorise.
+template <typename Out, typename In, typename F>
+void unary_loop(const Tensor& out, const Tensor& in, F f) {
+  for_each_row<2>({out, in}, [&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s,
+                                 int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const In* x = reinterpret_cast<const In*>(p[1]);
+    if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) =
+            f(*reinterpret_cast<const In*>(p[1] + i * s[1]));
+    }
+  });
+}
+
+// out[i] = f(a[i], b[i]); fast paths for contiguous rows and a broadcast (stride 0) operand.
+template <typename Out, typename In, typename F>
+void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  for_each_row<3>({out, a, b}, [&](const std::array<char*, 3>& p,
+                                   const std::array<int64_t, 3>& s, int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const In* x = reinterpret_cast<const In*>(p[1]);
+    const In* y = reinterpret_cast<const In*>(p[2]);
+    if (s[0] == sizeof(Out) && s[1] == sizeof(In) && s[2] == sizeof(In)) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (s[0] == sizeof(Out) && s[1] == sizeof(In) && s[2] == 0) {
+      const In yv = *y;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+    } else if (s[0] == sizeof(Out) && s[1] == 0 && s[2] == sizeof(In)) {
+      const In xv = *x;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const In*>(p[1] + i * s[1]),
+                                                     *reinterpret_cast<const In*>(p[2] + i * s[2]));
+    }
+  });
+}
+
+}  // namespace rcuda::cpu

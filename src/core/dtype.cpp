@@ -1,0 +1,66 @@
+#include "rcuda/core/dtype.h"
+
+#include "rcuda/core/error.h"
+
+namespace rcuda {
+
+size_t element_size(DType dtype) {
+  switch (dtype) {
+    case DType::Bool:
+    case DType::UInt8: return 1;
+    case DType::Float16:
+    case DType::BFloat16: return 2;
+    case DType::Int32:
+    case DType::Float32: return 4;
+    case DType::Int64:
+    case DType::Float64: return 8;
+  }
+  throw DTypeError("element_size: unknown dtype");
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+  }
+  return "unknown";
+}
+
+DType dtype_from_name(const std::string& name) {
+  struct Alias { const char* name; DType dtype; };
+  static const Alias aliases[] = {
+      {"bool", DType::Bool},         {"uint8", DType::UInt8},       {"int32", DType::Int32},
+      {"int", DType::Int32},         {"int64", DType::Int64},       {"long", DType::Int64},
+      {"float16", DType::Float16},   {"half", DType::Float16},      {"bfloat16", DType::BFloat16},
+      {"float32", DType::Float32},   {"float", DType::Float32},     {"float64", DType::Float64},
+      {"double", DType::Float64}};
+  for (const Alias& a : aliases)
+    if (name == a.name) return a.dtype;
+  throw DTypeError("dtype: unknown dtype name '" + name +
+                   "' (expected one of bool, uint8, int32, int64, float16, bfloat16, float32, "
+                   "float64)");
+}
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  const bool fa = is_floating(a), fb = is_floating(b);
+  if (fa != fb) return fa ? a : b;  // a float beats any integer, whatever its width
+  if (fa) {
+    // Half types only mix into float16+bfloat16 -> float32; wider wins otherwise.
+    if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
+    return element_size(a) >= element_size(b) ? a : b;
+  }
+  // Integers: uint8 < int32 < int64 (uint8 with a signed type is the signed type here, since
+  // rcuda has no int8/int16 whose mix with uint8 would need a wider type).
+  return element_size(a) >= element_size(b) ? a : b;
+}
+
+}  // namespace rcuda

@@ -1,0 +1,77 @@
+// Copies between dtypes, layouts and devices.
+#include "rcuda/ops/copy.h"
+
+#include "ops_util.h"
+#include "rcuda/ops/creation.h"
+
+namespace rcuda {
+
+const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return dst;
+  Tensor from = src.shape() == dst.shape() ? src : src.expand(dst.shape());
+  if (dst.storage() == from.storage() && dst.dtype() == from.dtype() &&
+      dst.offset() == from.offset() && dst.strides() == from.strides())
+    return dst;  // the very same view
+  // Reading and writing shared bytes in one pass would read half-updated values: read first.
+  if (dst.storage() == from.storage()) from = clone(from);
+  // A copy that crosses devices runs on the non-CPU side's backend (it knows host memory).
+  Backend& backend = dst.device().is_cpu() ? ops::backend_of(from) : ops::backend_of(dst);
+  backend.copy(dst, from);
+  return dst;
+}
+
+Tensor to(const Tensor& t, DType dtype) { return to(t, t.device(), dtype); }
+Tensor to(const Tensor& t, Device device) { return to(t, device, t.dtype()); }
+
+Tensor to(const Tensor& t, Device device, DType dtype) {
+  if (t.dtype() == dtype && t.device() == device) return t;
+  Tensor out = Tensor::empty(t.shape(), dtype, device);
+  copy_(out, t);
+  return out;
+}
+
+Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+
+Tensor clone(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), t.dtype(), t.device());
+  if (t.numel() > 0) ops::backend_of(t).copy(out, t);
+  return out;
+}
+
+Tensor reshape(const Tensor& t, const Shape& shape) {
+  const Shape target = infer_size(shape, t.numel(), "reshape");
+  Strides strides;
+  if (compute_view_strides(t.shape(), t.strides(), target, &strides))
+    return t.as_strided(target, strides, t.offset());
+  return clone(t).view(target);
+}
+
+Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
+  if (t.dim() == 0) return reshape(t, {1});
+  const int64_t start = wrap_dim(start_dim, t.dim(), "flatten");
+  const int64_t end = wrap_dim(end_dim, t.dim(), "flatten");
+  RCUDA_CHECK(start <= end, ValueError, "flatten: start_dim ", start_dim,
+              " must not come after end_dim ", end_dim);
+  Shape shape(t.shape().begin(), t.shape().begin() + start);
+  int64_t merged = 1;
+  for (int64_t d = start; d <= end; ++d) merged *= t.shape()[d];
+  shape.push_back(merged);
+  shape.insert(shape.end(), t.shape().begin() + end + 1, t.shape().end());
+  return reshape(t, shape);
+}
+
+Scalar item(const Tensor& t) {
+  RCUDA_CHECK(t.numel() == 1, ValueError, "item: a tensor with ", t.numel(),
+              " elements cannot be converted to a scalar (it needs exactly one)");
+  const Tensor host = contiguous(to(t, Device(DeviceType::CPU)));
+  switch (host.dtype()) {
+    case DType::Bool: return Scalar(*host.data<bool>());
+    case DType::UInt8: return Scalar(static_cast<int64_t>(*host.data<uint8_t>()));
+    case DType::Int32: return Scalar(static_cast<int64_t>(*host.data<int32_t>()));
+    case DType::Int64: return Scalar(*host.data<int64_t>());
+    case DType::Float64: return Scalar(*host.data<double>());
+    default: return Scalar(*to(host, DType::Float64).data<double>());
+  }
+}
+
+}  // namespace rcuda

@@ -1,0 +1,285 @@
+// Elementwise op front ends: promotion (Note [Type promotion] in ops_util.h), broadcasting,
+// dtype checks, output allocation, then one backend primitive.
+#include "rcuda/ops/elementwise.h"
+
+#include <cstring>
+
+#include "ops_util.h"
+#include "rcuda/ops/copy.h"
+#include "rcuda/ops/creation.h"
+
+namespace rcuda {
+namespace {
+
+using ops::backend_of;
+using ops::cast;
+
+struct UnaryInfo {
+  const char* name;
+  UnaryOp op;
+  bool floating_result;  // integral input is converted to float32 first (exp, sin, ...)
+};
+
+constexpr UnaryInfo kUnary[] = {
+    {"neg", UnaryOp::Neg, false},         {"abs", UnaryOp::Abs, false},
+    {"sign", UnaryOp::Sign, false},       {"exp", UnaryOp::Exp, true},
+    {"expm1", UnaryOp::Expm1, true},      {"log", UnaryOp::Log, true},
+    {"log1p", UnaryOp::Log1p, true},      {"sqrt", UnaryOp::Sqrt, true},
+    {"rsqrt", UnaryOp::Rsqrt, true},      {"sin", UnaryOp::Sin, true},
+    {"cos", UnaryOp::Cos, true},          {"tanh", UnaryOp::Tanh, true},
+    {"sigmoid", UnaryOp::Sigmoid, true},  {"relu", UnaryOp::Relu, false},
+    {"gelu", UnaryOp::Gelu, true},        {"silu", UnaryOp::Silu, true},
+    {"floor", UnaryOp::Floor, false},     {"ceil", UnaryOp::Ceil, false},
+    {"round", UnaryOp::Round, false},     {"logical_not", UnaryOp::LogicalNot, false},
+};
+
+const UnaryInfo& unary_info(const char* name) {
+  for (const UnaryInfo& u : kUnary)
+    if (std::strcmp(u.name, name) == 0) return u;
+  throw ValueError(std::string("unary_op: unknown op '") + name + "'");
+}
+
+Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tensor& x,
+                 const UnaryArgs& args = {}) {
+  if (op == UnaryOp::Neg)
+    RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError,
+                "neg: negation of a bool tensor is not supported (use logical_not)");
+  if (op == UnaryOp::Relu)
+    RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError, "relu: not supported for bool tensors");
+  const DType out_dtype = op == UnaryOp::LogicalNot ? DType::Bool
+                          : floating_result && !is_floating(x.dtype()) ? kDefaultFloat
+                                                                        : x.dtype();
+  const Tensor in = op == UnaryOp::LogicalNot ? x : cast(x, out_dtype);
+  Tensor out = Tensor::empty(x.shape(), out_dtype, x.device());
+  if (out.numel() > 0) backend_of(x).unary(op, out, in, args);
+  return out;
+}
+
+Tensor unary(const char* name, const Tensor& x) {
+  const UnaryInfo& u = unary_info(name);
+  return run_unary(u.name, u.op, u.floating_result, x);
+}
+
+struct BinaryInfo {
+  const char* name;
+  BinaryOp op;
+};
+
+constexpr BinaryInfo kBinary[] = {
+    {"add", BinaryOp::Add},           {"sub", BinaryOp::Sub},
+    {"mul", BinaryOp::Mul},           {"div", BinaryOp::Div},
+    {"remainder", BinaryOp::Remainder}, {"pow", BinaryOp::Pow},
+    {"maximum", BinaryOp::Maximum},   {"minimum", BinaryOp::Minimum},
+    {"eq", BinaryOp::Eq},             {"ne", BinaryOp::Ne},
+    {"lt", BinaryOp::Lt},             {"le", BinaryOp::Le},
+    {"gt", BinaryOp::Gt},             {"ge", BinaryOp::Ge},
+    {"logical_and", BinaryOp::LogicalAnd}, {"logical_or", BinaryOp::LogicalOr},
+    {"logical_xor", BinaryOp::LogicalXor},
+};
+
+const BinaryInfo& binary_info(const char* name) {
+  for (const BinaryInfo& b : kBinary)
+    if (std::strcmp(b.name, name) == 0) return b;
+  throw ValueError(std::string("binary_op: unknown op '") + name + "'");
+}
+
+// The dtype the primitive computes in, given the promoted dtype of the operands.
+DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
+  if (op == BinaryOp::Div || (op == BinaryOp::Pow && promoted == DType::Bool))
+    return is_floating(promoted) ? promoted : kDefaultFloat;
+  if (promoted == DType::Bool) {
+    RCUDA_CHECK(op != BinaryOp::Sub, DTypeError,
+                "sub: subtraction of bool tensors is not supported (use logical_xor)");
+    RCUDA_CHECK(op != BinaryOp::Remainder, DTypeError,
+                "remainder: not supported for bool tensors");
+  }
+  return promoted;
+}
+
+Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
+                  DType promoted) {
+  ops::check_same_device(name, {a, b});
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const DType compute = compute_dtype(op, name, promoted);
+  const DType out_dtype = is_comparison_or_logical(op) ? DType::Bool : compute;
+  Tensor out = Tensor::empty(shape, out_dtype, a.device());
+  if (out.numel() == 0) return out;
+  const Tensor x = cast(a, compute), y = cast(b, compute);
+  backend_of(a).binary(op, out, x.shape() == shape ? x : x.expand(shape),
+                       y.shape() == shape ? y : y.expand(shape));
+  return out;
+}
+
+Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
+  return run_binary(op, name, a, b, ops::result_type({a, b}));
+}
+
+// A number operand becomes a 0-dim tensor of the promoted dtype (it is a wrapped number in
+// torch's terms: it does not decide the dtype unless its category is higher).
+Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) {
+  const DType promoted = ops::result_type({a}, {b});
+  return run_binary(op, name, a, scalar_tensor(b, promoted, a.device()), promoted);
+}
+
+Tensor binary(BinaryOp op, const char* name, const Scalar& a, const Tensor& b) {
+  const DType promoted = ops::result_type({b}, {a});
+  return run_binary(op, name, scalar_tensor(a, promoted, b.device()), b, promoted);
+}
+
+bool is_one(const Scalar& s) { return s.to_double() == 1.0; }
+
+}  // namespace
+
+Tensor neg(const Tensor& x) { return unary("neg", x); }
+Tensor abs(const Tensor& x) { return unary("abs", x); }
+Tensor sign(const Tensor& x) { return unary("sign", x); }
+Tensor exp(const Tensor& x) { return unary("exp", x); }
+Tensor expm1(const Tensor& x) { return unary("expm1", x); }
+Tensor log(const Tensor& x) { return unary("log", x); }
+Tensor log1p(const Tensor& x) { return unary("log1p", x); }
+Tensor sqrt(const Tensor& x) { return unary("sqrt", x); }
+Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x); }
+Tensor sin(const Tensor& x) { return unary("sin", x); }
+Tensor cos(const Tensor& x) { return unary("cos", x); }
+Tensor tanh(const Tensor& x) { return unary("tanh", x); }
+Tensor sigmoid(const Tensor& x) { return unary("sigmoid", x); }
+Tensor relu(const Tensor& x) { return unary("relu", x); }
+Tensor silu(const Tensor& x) { return unary("silu", x); }
+Tensor floor(const Tensor& x) { return unary("floor", x); }
+Tensor ceil(const Tensor& x) { return unary("ceil", x); }
+Tensor round(const Tensor& x) { return unary("round", x); }
+Tensor logical_not(const Tensor& x) { return unary("logical_not", x); }
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  RCUDA_CHECK(approximate == "none" || approximate == "tanh", ValueError,
+              "gelu: approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
+  return run_unary("gelu", approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, true, x);
+}
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  RCUDA_CHECK(min || max, ValueError, "clamp: at least one of min and max must be given");
+  RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError, "clamp: not supported for bool tensors");
+  // A floating bound on an integral tensor makes the result float32, as torch.
+  DType dtype = x.dtype();
+  if (min) dtype = ops::result_type({Tensor::empty({}, dtype)}, {*min});
+  if (max) dtype = ops::result_type({Tensor::empty({}, dtype)}, {*max});
+  UnaryArgs args;
+  args.has_min = min.has_value();
+  args.has_max = max.has_value();
+  args.min = min ? min->to_double() : 0.0;
+  args.max = max ? max->to_double() : 0.0;
+  return run_unary("clamp", UnaryOp::Clamp, false, cast(x, dtype), args);
+}
+
+Tensor pow(const Tensor& x, const Scalar& exponent) {
+  const DType dtype = ops::result_type({x}, {exponent});
+  RCUDA_CHECK(dtype != DType::Bool, DTypeError, "pow: not supported for bool tensors");
+  RCUDA_CHECK(is_floating(dtype) || exponent.to_int() >= 0, ValueError,
+              "pow: integers to negative integer powers are not allowed (exponent ",
+              exponent.to_int(), ")");
+  UnaryArgs args;
+  args.exponent = exponent.to_double();
+  return run_unary("pow", UnaryOp::PowScalar, false, cast(x, dtype), args);
+}
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return binary(BinaryOp::Add, "add", a, is_one(alpha) ? b : mul(b, alpha));
+}
+Tensor add(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Add, "add", a, b); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return binary(BinaryOp::Sub, "sub", a, is_one(alpha) ? b : mul(b, alpha));
+}
+Tensor sub(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Sub, "sub", a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, "mul", a, b); }
+Tensor mul(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Mul, "mul", a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, "div", a, b); }
+Tensor div(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Div, "div", a, b); }
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Remainder, "remainder", a, b);
+}
+Tensor remainder(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Remainder, "remainder", a, b);
+}
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, "pow", a, b); }
+Tensor pow(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Pow, "pow", a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Maximum, "maximum", a, b);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Minimum, "minimum", a, b);
+}
+Tensor eq(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, "eq", a, b); }
+Tensor eq(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Eq, "eq", a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ne, "ne", a, b); }
+Tensor ne(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Ne, "ne", a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Lt, "lt", a, b); }
+Tensor lt(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Lt, "lt", a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Le, "le", a, b); }
+Tensor le(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Le, "le", a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Gt, "gt", a, b); }
+Tensor gt(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Gt, "gt", a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ge, "ge", a, b); }
+Tensor ge(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Ge, "ge", a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::LogicalAnd, "logical_and", a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::LogicalOr, "logical_or", a, b);
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::LogicalXor, "logical_xor", a, b);
+}
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  ops::check_same_device("where", {condition, a, b});
+  RCUDA_CHECK(condition.dtype() == DType::Bool, DTypeError,
+              "where: condition must be a bool tensor, got ", dtype_name(condition.dtype()));
+  const Shape shape =
+      broadcast_shapes(condition.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
+  const DType dtype = ops::result_type({a, b});
+  Tensor out = Tensor::empty(shape, dtype, a.device());
+  if (out.numel() > 0)
+    backend_of(a).where(out, condition.expand(shape), cast(a, dtype).expand(shape),
+                        cast(b, dtype).expand(shape));
+  return out;
+}
+
+Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {
+  const DType dtype = ops::result_type({b}, {a});
+  return where(condition, scalar_tensor(a, dtype, b.device()), cast(b, dtype));
+}
+
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
+  const DType dtype = ops::result_type({a}, {b});
+  return where(condition, cast(a, dtype), scalar_tensor(b, dtype, a.device()));
+}
+
+namespace {
+
+// In place: computes out of place, then writes into self once the result fits.
+const Tensor& assign_result(const char* name, const Tensor& self, const Tensor& result) {
+  RCUDA_CHECK(ops::can_cast(result.dtype(), self.dtype()), DTypeError, name, ": result type ",
+              dtype_name(result.dtype()), " cannot be cast to the tensor's dtype ",
+              dtype_name(self.dtype()));
+  RCUDA_CHECK(result.shape() == self.shape(), ShapeError, name, ": the result's shape ",
+              shape_str(result.shape()), " does not match the tensor's shape ",
+              shape_str(self.shape()));
+  return copy_(self, result);
+}
+
+}  // namespace
+
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return assign_result("add_", self, add(self, other, alpha));
+}
+const Tensor& mul_(const Tensor& self, const Tensor& other) {
+  return assign_result("mul_", self, mul(self, other));
+}
+
+Tensor unary_op(const char* name, const Tensor& x) { return unary(name, x); }
+Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
+  const BinaryInfo& info = binary_info(name);
+  return binary(info.op, info.name, a, b);
+}
+
+}  // namespace rcuda

@@ -1,0 +1,67 @@
+#include "ops_util.h"
+
+#include "rcuda/ops/copy.h"
+
+namespace rcuda::ops {
+namespace {
+
+enum Category { kBool = 0, kIntegral = 1, kFloating = 2 };
+Category category(DType d) {
+  return d == DType::Bool ? kBool : is_floating(d) ? kFloating : kIntegral;
+}
+
+struct Group {
+  bool defined = false;
+  DType dtype = DType::Bool;
+  void add(DType d) {
+    dtype = defined ? promote_types(dtype, d) : d;
+    defined = true;
+  }
+};
+
+// torch's combine_categories: `lower` matters only when its category is higher.
+Group combine(Group higher, Group lower) {
+  if (!higher.defined) return lower;
+  if (!lower.defined) return higher;
+  if (category(lower.dtype) > category(higher.dtype)) {
+    higher.dtype = promote_types(higher.dtype, lower.dtype);
+  }
+  return higher;
+}
+
+}  // namespace
+
+DType result_type(std::initializer_list<Tensor> tensors, std::initializer_list<Scalar> scalars) {
+  Group dimensioned, zero_dim, numbers;
+  for (const Tensor& t : tensors) (t.dim() > 0 ? dimensioned : zero_dim).add(t.dtype());
+  for (const Scalar& s : scalars) numbers.add(s.natural_dtype());
+  return combine(dimensioned, combine(zero_dim, numbers)).dtype;
+}
+
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+void check_same_device(const char* op, std::initializer_list<Tensor> tensors) {
+  const Tensor* first = nullptr;
+  for (const Tensor& t : tensors) {
+    if (first == nullptr) {
+      first = &t;
+      continue;
+    }
+    RCUDA_CHECK(t.device() == first->device(), DeviceError, op,
+                ": expected all tensors on one device, got ", first->device().str(), " and ",
+                t.device().str());
+  }
+}
+
+void check_floating(const char* op, const char* arg, const Tensor& t) {
+  RCUDA_CHECK(is_floating(t.dtype()), DTypeError, op, ": expected a floating dtype for ", arg,
+              ", got ", dtype_name(t.dtype()), " (convert with to(float32))");
+}
+
+Tensor cast(const Tensor& t, DType dtype) { return to(t, dtype); }
+
+}  // namespace rcuda::ops

@@ -1,0 +1,38 @@
+// Shared plumbing of the op front ends: type promotion, device checks, backend lookup.
+//
+// Note [Type promotion]
+// As torch.result_type: operands fall in three priority groups, tensors with dims, 0-dim
+// tensors, and plain numbers (Scalar). Within a group dtypes promote (promote_types). A lower
+// group changes the result only when its category is higher (bool < integral < floating):
+// int32 tensor + int64 0-dim tensor -> int32, int32 tensor + 2.5 -> float32, float16 tensor
+// + 2.5 -> float16, bool tensor + 1 -> int64. A floating number counts as float32 (the
+// default dtype), an integral one as int64.
+#pragma once
+
+#include <initializer_list>
+
+#include "rcuda/backend/backend.h"
+#include "rcuda/core/error.h"
+#include "rcuda/core/scalar.h"
+#include "rcuda/tensor/tensor.h"
+
+namespace rcuda::ops {
+
+DType result_type(std::initializer_list<Tensor> tensors, std::initializer_list<Scalar> scalars = {});
+// Whether a value of dtype `from` may be written into `to` by an in-place op (torch's canCast:
+// no floating into integral, no non-bool into bool).
+bool can_cast(DType from, DType to);
+
+// DeviceError naming op and both devices when the tensors are not all on one device.
+void check_same_device(const char* op, std::initializer_list<Tensor> tensors);
+// DTypeError naming op unless t is floating / integral.
+void check_floating(const char* op, const char* arg, const Tensor& t);
+
+inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
+inline Tensor new_empty(const Shape& shape, DType dtype, Device device) {
+  return Tensor::empty(shape, dtype, device);
+}
+// t converted to dtype (t itself when it already is).
+Tensor cast(const Tensor& t, DType dtype);
+
+}  // namespace rcuda::ops

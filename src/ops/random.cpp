@@ -1,0 +1,124 @@
+// Random tensors (Note [Philox stream] in rcuda/core/philox.h).
+#include "rcuda/ops/random.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ops_util.h"
+#include "rcuda/ops/copy.h"
+
+namespace rcuda {
+
+void Generator::manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  seed_ = seed;
+  offset_ = 0;
+}
+uint64_t Generator::seed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return seed_;
+}
+uint64_t Generator::offset() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return offset_;
+}
+void Generator::set_offset(uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  offset_ = offset;
+}
+std::pair<uint64_t, uint64_t> Generator::next() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {seed_, offset_++};
+}
+
+Generator& default_generator() {
+  static Generator* generator = new Generator();
+  return *generator;
+}
+
+void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+
+namespace {
+
+// Fills t through a contiguous buffer when t is a strided view, since the primitives fill
+// contiguous memory in element order.
+template <typename Fill>
+const Tensor& fill_random(const Tensor& t, Fill fill) {
+  if (t.numel() == 0) return t;
+  const auto [seed, offset] = default_generator().next();
+  if (t.is_contiguous()) {
+    fill(t, seed, offset);
+  } else {
+    Tensor buffer = Tensor::empty(t.shape(), t.dtype(), t.device());
+    fill(buffer, seed, offset);
+    copy_(t, buffer);
+  }
+  return t;
+}
+
+void check_floating_dtype(const char* op, DType dtype) {
+  RCUDA_CHECK(is_floating(dtype), DTypeError, op, ": expected a floating dtype, got ",
+              dtype_name(dtype));
+}
+
+}  // namespace
+
+const Tensor& uniform_(const Tensor& t, double low, double high) {
+  check_floating_dtype("uniform_", t.dtype());
+  RCUDA_CHECK(std::isfinite(low) && std::isfinite(high) && low <= high, ValueError,
+              "uniform_: expects low <= high, both finite; got low ", low, ", high ", high);
+  return fill_random(t, [&](const Tensor& out, uint64_t seed, uint64_t offset) {
+    ops::backend_of(out).random_uniform(out, seed, offset, low, high);
+  });
+}
+
+const Tensor& normal_(const Tensor& t, double mean, double std) {
+  check_floating_dtype("normal_", t.dtype());
+  RCUDA_CHECK(std >= 0 && std::isfinite(std), ValueError,
+              "normal_: std must be finite and non-negative, got ", std);
+  return fill_random(t, [&](const Tensor& out, uint64_t seed, uint64_t offset) {
+    ops::backend_of(out).random_normal(out, seed, offset, mean, std);
+  });
+}
+
+Tensor rand(const Shape& shape, TensorOptions options) {
+  check_floating_dtype("rand", options.dtype);
+  Tensor t = Tensor::empty(shape, options.dtype, options.device);
+  uniform_(t, 0, 1);
+  return t;
+}
+
+Tensor randn(const Shape& shape, TensorOptions options) {
+  check_floating_dtype("randn", options.dtype);
+  Tensor t = Tensor::empty(shape, options.dtype, options.device);
+  normal_(t, 0, 1);
+  return t;
+}
+
+Tensor normal(double mean, double std, const Shape& shape, TensorOptions options) {
+  check_floating_dtype("normal", options.dtype);
+  Tensor t = Tensor::empty(shape, options.dtype, options.device);
+  normal_(t, mean, std);
+  return t;
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions options) {
+  RCUDA_CHECK(low < high, ValueError, "randint: expects low < high, got low ", low, ", high ",
+              high);
+  // Every value in [low, high) must be representable in the dtype, as torch checks.
+  int64_t min = std::numeric_limits<int64_t>::min(), max = std::numeric_limits<int64_t>::max();
+  switch (options.dtype) {
+    case DType::Bool: min = 0, max = 1; break;
+    case DType::UInt8: min = 0, max = 255; break;
+    case DType::Int32: min = std::numeric_limits<int32_t>::min(), max = std::numeric_limits<int32_t>::max(); break;
+    default: break;
+  }
+  RCUDA_CHECK(low >= min && high - 1 <= max, ValueError, "randint: range [", low, ", ", high,
+              ") does not fit dtype ", dtype_name(options.dtype));
+  Tensor t = Tensor::empty(shape, options.dtype, options.device);
+  return fill_random(t, [&](const Tensor& out, uint64_t seed, uint64_t offset) {
+    ops::backend_of(out).random_int(out, seed, offset, low, high);
+  });
+}
+
+}  // namespace rcuda

@@ -1,0 +1,191 @@
+// Test support: independent references for op tests.
+//
+// How to test an op (every test under tests/ops/ follows this):
+//  1. Make fresh random inputs with `random_tensor` (a new seed per test run is drawn from
+//     RCUDA_TEST_SEED or the clock; failures print it so the run can be repeated).
+//  2. Read inputs back with `to_doubles`, which walks shape/strides by hand (it does not use
+//     rcuda's copy kernels), and compute the expected values in plain double-precision loops.
+//  3. Compare with `expect_close(actual, expected, tol)`, tolerances by dtype (`tolerance`).
+//  4. Repeat for non-contiguous views (`transposed_copy`, slices with step), broadcasting,
+//     zero-size tensors and every dtype the op accepts; check error paths with EXPECT_THROW.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rcuda/core/half.h"
+#include "rcuda/rcuda.h"
+
+namespace rcuda::test {
+
+// One seed per process; printed once so a failing run can be reproduced.
+inline uint64_t test_seed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("RCUDA_TEST_SEED");
+    const uint64_t s = env ? std::strtoull(env, nullptr, 10)
+                           : static_cast<uint64_t>(
+                                 std::chrono::steady_clock::now().time_since_epoch().count());
+    std::printf("[ rcuda ] RCUDA_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 engine(test_seed());
+  return engine;
+}
+
+// Reads one element at byte address p of dtype as double (independent of rcuda's kernels).
+inline double read_element(const char* p, DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
+    case DType::UInt8: return *reinterpret_cast<const uint8_t*>(p);
+    case DType::Int32: return *reinterpret_cast<const int32_t*>(p);
+    case DType::Int64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+    case DType::Float16: return half_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
+    case DType::BFloat16: return bfloat16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
+    case DType::Float32: return *reinterpret_cast<const float*>(p);
+    case DType::Float64: return *reinterpret_cast<const double*>(p);
+  }
+  return 0;
+}
+
+inline void write_element(char* p, DType dtype, double v) {
+  switch (dtype) {
+    case DType::Bool: *reinterpret_cast<bool*>(p) = v != 0; break;
+    case DType::UInt8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
+    case DType::Int32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
+    case DType::Int64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
+    case DType::Float16:
+      *reinterpret_cast<uint16_t*>(p) = float_to_half_bits(static_cast<float>(v));
+      break;
+    case DType::BFloat16:
+      *reinterpret_cast<uint16_t*>(p) = float_to_bfloat16_bits(static_cast<float>(v));
+      break;
+    case DType::Float32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
+    case DType::Float64: *reinterpret_cast<double*>(p) = v; break;
+  }
+}
+
+// Row-major values of any (strided, CPU) tensor, walking its strides by hand.
+inline std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> out;
+  const int64_t n = t.numel();
+  out.reserve(static_cast<size_t>(n));
+  const int64_t nd = t.dim();
+  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
+  const char* base = static_cast<const char*>(t.storage()->data());
+  const int64_t es = static_cast<int64_t>(t.element_size());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = t.offset();
+    for (int64_t d = 0; d < nd; ++d) off += index[d] * t.strides()[d];
+    out.push_back(read_element(base + off * es, t.dtype()));
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++index[d] < t.shape()[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// A contiguous CPU tensor holding `values` (row-major) in dtype, written by hand.
+inline Tensor tensor_of(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  Tensor t = Tensor::empty(shape, dtype);
+  char* p = static_cast<char*>(t.data_ptr());
+  for (size_t i = 0; i < values.size(); ++i)
+    write_element(p + i * t.element_size(), dtype, values[i]);
+  return t;
+}
+
+// Fresh random values: uniform in [low, high) for floating dtypes (rounded to the dtype),
+// integers in [low, high) for integral ones, coin flips for bool.
+inline Tensor random_tensor(const Shape& shape, DType dtype, double low = -2, double high = 2) {
+  std::vector<double> v(static_cast<size_t>(numel(shape)));
+  std::uniform_real_distribution<double> real(low, high);
+  for (double& x : v) {
+    if (dtype == DType::Bool) x = (rng()() & 1) ? 1 : 0;
+    else if (is_floating(dtype)) x = real(rng());
+    else x = std::floor(real(rng()));
+  }
+  return tensor_of(v, shape, dtype);
+}
+
+// The same values as t but with transposed memory layout: a non-contiguous view of shape t.shape.
+inline Tensor transposed_copy(const Tensor& t) {
+  if (t.dim() < 2) return t;
+  Shape s = t.shape();
+  std::swap(s[0], s[1]);
+  Tensor u = Tensor::empty(s, t.dtype());
+  Tensor view = u.transpose(0, 1);
+  // Fill by hand through the view's strides.
+  const std::vector<double> values = to_doubles(t);
+  std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
+  char* base = static_cast<char*>(u.storage()->data());
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t off = view.offset();
+    for (int64_t d = 0; d < view.dim(); ++d) off += index[d] * view.strides()[d];
+    write_element(base + off * static_cast<int64_t>(u.element_size()), u.dtype(), values[i]);
+    for (int64_t d = view.dim() - 1; d >= 0; --d) {
+      if (++index[d] < view.shape()[d]) break;
+      index[d] = 0;
+    }
+  }
+  return view;
+}
+
+// Relative tolerance by dtype for results computed in one rounding step or a few.
+inline double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::Float16: return 2e-3;
+    case DType::BFloat16: return 1.6e-2;
+    case DType::Float32: return 2e-6;
+    case DType::Float64: return 1e-12;
+    default: return 0;
+  }
+}
+
+// |a - e| <= tol * max(1, |e|) elementwise; NaNs must match NaNs; infinities must match.
+inline ::testing::AssertionResult all_close(const std::vector<double>& actual,
+                                            const std::vector<double>& expected, double tol) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != expected " << expected.size();
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i], e = expected[i];
+    if (std::isnan(e) || std::isnan(a)) {
+      if (std::isnan(e) && std::isnan(a)) continue;
+      return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs " << e;
+    }
+    if (std::isinf(e) || std::isinf(a)) {
+      if (a == e) continue;
+      return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs " << e;
+    }
+    if (std::fabs(a - e) > tol * std::max(1.0, std::fabs(e)))
+      return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs expected " << e
+                                           << " (tol " << tol << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+inline const std::vector<DType>& all_dtypes() {
+  static const std::vector<DType> d = {DType::Bool,    DType::UInt8,    DType::Int32,
+                                       DType::Int64,   DType::Float16,  DType::BFloat16,
+                                       DType::Float32, DType::Float64};
+  return d;
+}
+inline const std::vector<DType>& floating_dtypes() {
+  static const std::vector<DType> d = {DType::Float16, DType::BFloat16, DType::Float32,
+                                       DType::Float64};
+  return d;
+}
+
+}  // namespace rcuda::test
