@@ -44,8 +44,8 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
   if (op == UnaryOp::Neg)
     RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError,
                 "neg: negation of a bool tensor is not supported (use logical_not)");
-  if (op == UnaryOp::Relu)
-    RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError, "relu: not supported for bool tensors");
+  if (op == UnaryOp::Relu || op == UnaryOp::Abs)
+    RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError, name, ": not supported for bool tensors");
   const DType out_dtype = op == UnaryOp::LogicalNot ? DType::Bool
                           : floating_result && !is_floating(x.dtype()) ? kDefaultFloat
                                                                         : x.dtype();
@@ -111,12 +111,20 @@ Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
 }
 
 Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
+  if (op == BinaryOp::Sub)
+    RCUDA_CHECK(a.dtype() != DType::Bool && b.dtype() != DType::Bool, DTypeError,
+                "sub: subtraction with a bool tensor is not supported (use logical_xor or "
+                "convert with to())");
   return run_binary(op, name, a, b, ops::result_type({a, b}));
 }
 
 // A number operand becomes a 0-dim tensor of the promoted dtype (it is a wrapped number in
 // torch's terms: it does not decide the dtype unless its category is higher).
 Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) {
+  if (op == BinaryOp::Sub)
+    RCUDA_CHECK(a.dtype() != DType::Bool && b.kind() != Scalar::Kind::Bool, DTypeError,
+                "sub: subtraction with a bool tensor is not supported (use logical_xor or "
+                "convert with to())");
   const DType promoted = ops::result_type({a}, {b});
   return run_binary(op, name, a, scalar_tensor(b, promoted, a.device()), promoted);
 }
@@ -127,6 +135,17 @@ Tensor binary(BinaryOp op, const char* name, const Scalar& a, const Tensor& b) {
 }
 
 bool is_one(const Scalar& s) { return s.to_double() == 1.0; }
+
+// a + alpha * b computed in the promoted dtype, as torch: alpha scales b after promotion.
+Tensor add_scaled(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
+                  const Scalar& alpha) {
+  if (is_one(alpha)) return binary(op, name, a, b);
+  const DType dtype = ops::result_type({a, b});
+  RCUDA_CHECK(is_floating(dtype) || !alpha.is_floating(), DTypeError, name,
+              ": for integral input tensors, alpha must not be a floating point number (got ",
+              alpha.to_double(), ")");
+  return binary(op, name, a, binary(BinaryOp::Mul, "mul", cast(b, dtype), alpha));
+}
 
 }  // namespace
 
@@ -183,11 +202,11 @@ Tensor pow(const Tensor& x, const Scalar& exponent) {
 }
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return binary(BinaryOp::Add, "add", a, is_one(alpha) ? b : mul(b, alpha));
+  return add_scaled(BinaryOp::Add, "add", a, b, alpha);
 }
 Tensor add(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Add, "add", a, b); }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return binary(BinaryOp::Sub, "sub", a, is_one(alpha) ? b : mul(b, alpha));
+  return add_scaled(BinaryOp::Sub, "sub", a, b, alpha);
 }
 Tensor sub(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Sub, "sub", a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, "mul", a, b); }

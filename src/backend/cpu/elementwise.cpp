@@ -13,8 +13,13 @@ namespace {
 template <typename T>
 T integer_pow(T base, T exponent) {
   if constexpr (std::is_signed_v<T>) {
-    // torch refuses this too: the result is not an integer except for bases 1 and -1.
-    if (exponent < 0) throw ValueError("pow: integers to negative integer powers are not allowed");
+    // As torch with a tensor exponent: 1/base^n truncates to 0 except for bases 1 and -1. (A
+    // negative *scalar* exponent is refused by the op, as torch does.)
+    if (exponent < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exponent & 1) ? T(-1) : T(1);
+      return 0;
+    }
   }
   T result = 1;
   while (exponent > 0) {
@@ -88,14 +93,14 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
     case UnaryOp::Sign:
       if constexpr (std::is_same_v<C, bool>) return run([](C x) { return x; });
       else return run([](C x) { return static_cast<C>((C(0) < x) - (x < C(0))); });
-    case UnaryOp::Relu: return run([](C x) { return x > C(0) ? x : C(0); });
+    // NaN propagates through relu and clamp, as torch: `x != x` is true only for NaN.
+    case UnaryOp::Relu: return run([](C x) { return (x != x || x > C(0)) ? x : C(0); });
     case UnaryOp::Clamp: {
       const C lo = static_cast<C>(args.min), hi = static_cast<C>(args.max);
       const bool has_lo = args.has_min, has_hi = args.has_max;
-      // NaN stays NaN (comparisons with NaN are false), as torch.clamp.
       return run([=](C x) {
-        if (has_lo && x < lo) x = lo;
-        if (has_hi && x > hi) x = hi;
+        if (has_lo && (lo != lo || x < lo)) x = lo;  // a NaN bound makes every result NaN
+        if (has_hi && (hi != hi || x > hi)) x = hi;
         return x;
       });
     }
@@ -212,11 +217,12 @@ void CpuBackend::arange(const Tensor& out, const Scalar& start, const Scalar& st
 void CpuBackend::linspace(const Tensor& out, double start, double end) {
   const int64_t n = out.numel();
   const double step = n > 1 ? (end - start) / static_cast<double>(n - 1) : 0.0;
-  const int64_t half = n / 2;
+  // torch fills the first half from start and the second from end, so both ends are exact;
+  // a single point is the start.
+  const int64_t half = n == 1 ? 1 : n / 2;
   dispatch_all(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* o = out.data<T>();
-    // torch fills the first half from start and the second from end, so both ends are exact.
     for (int64_t i = 0; i < n; ++i) {
       const double v = i < half ? start + step * static_cast<double>(i)
                                 : end - step * static_cast<double>(n - 1 - i);

@@ -12,63 +12,17 @@
 #include <numeric>
 #include <vector>
 
+#include "backend/strided_loop.h"
 #include "rcuda/tensor/tensor.h"
 
 namespace rcuda::cpu {
 
+using backend::make_loop;
+using backend::StridedLoop;
+
 // Below this many elements a loop stays on one thread: starting a parallel region costs
 // microseconds, more than the work.
 constexpr int64_t kParallelGrain = 32768;
-
-template <int N>
-struct StridedLoop {
-  std::vector<int64_t> sizes;                          // innermost last
-  std::array<std::vector<int64_t>, N> byte_strides;  // per operand, per dim
-  std::array<char*, N> data;
-  int64_t numel = 0;
-};
-
-template <int N>
-StridedLoop<N> make_loop(const std::array<Tensor, N>& operands) {
-  const Tensor& out = operands[0];
-  const int64_t ndim = out.dim();
-  StridedLoop<N> loop;
-  loop.numel = out.numel();
-  for (int k = 0; k < N; ++k) loop.data[k] = static_cast<char*>(operands[k].data_ptr());
-
-  std::vector<int64_t> order;
-  for (int64_t d = 0; d < ndim; ++d)
-    if (out.shape()[d] != 1) order.push_back(d);
-  // Walk the output in memory order, so that permuted outputs are written sequentially.
-  if (!out.is_contiguous())
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return std::abs(out.strides()[a]) > std::abs(out.strides()[b]);
-    });
-
-  for (int64_t d : order) {
-    const int64_t size = out.shape()[d];
-    bool merge = !loop.sizes.empty();
-    for (int k = 0; k < N && merge; ++k)
-      merge = loop.byte_strides[k].back() ==
-              operands[k].strides()[d] * static_cast<int64_t>(operands[k].element_size()) * size;
-    if (merge) {
-      loop.sizes.back() *= size;
-      for (int k = 0; k < N; ++k)
-        loop.byte_strides[k].back() =
-            operands[k].strides()[d] * static_cast<int64_t>(operands[k].element_size());
-    } else {
-      loop.sizes.push_back(size);
-      for (int k = 0; k < N; ++k)
-        loop.byte_strides[k].push_back(operands[k].strides()[d] *
-                                       static_cast<int64_t>(operands[k].element_size()));
-    }
-  }
-  if (loop.sizes.empty()) {
-    loop.sizes.push_back(1);
-    for (int k = 0; k < N; ++k) loop.byte_strides[k].push_back(0);
-  }
-  return loop;
-}
 
 // Runs [begin, end) of the loop's linear index space as rows: row(ptrs, strides, count).
 template <int N, typename Row>

@@ -1,0 +1,80 @@
+// Dtype dispatch for kernels of every backend: turns a runtime DType into a C++ type, once per
+// kernel launch, and converts values between element types on host and device alike.
+//
+// Note [Compute types]
+// float16 and bfloat16 are stored in 16 bits and computed in float32 (ComputeType), as torch
+// does; everything else computes in its own type. Reductions accumulate in
+// AccumulateType: double for float32/float64, float for the half types, int64 for integers.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "rcuda/core/dtype.h"
+#include "rcuda/core/error.h"
+#include "rcuda/core/half.h"
+#include "rcuda/core/macros.h"
+
+namespace rcuda::backend {
+
+template <typename T> struct ComputeTypeOf { using type = T; };
+template <> struct ComputeTypeOf<Half> { using type = float; };
+template <> struct ComputeTypeOf<BFloat16> { using type = float; };
+template <typename T> using ComputeType = typename ComputeTypeOf<T>::type;
+
+template <typename T> struct AccumulateTypeOf { using type = int64_t; };
+template <> struct AccumulateTypeOf<float> { using type = double; };
+template <> struct AccumulateTypeOf<double> { using type = double; };
+template <> struct AccumulateTypeOf<Half> { using type = float; };
+template <> struct AccumulateTypeOf<BFloat16> { using type = float; };
+template <typename T> using AccumulateType = typename AccumulateTypeOf<T>::type;
+
+template <typename T>
+constexpr bool kIsReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+constexpr bool kIsFloating = kIsReducedFloat<T> || std::is_floating_point_v<T>;
+
+// Value conversion between any two element types (through float for the half types).
+template <typename To, typename From>
+RCUDA_HOST_DEVICE inline To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (kIsReducedFloat<From>) {
+    return convert<To>(static_cast<float>(v));
+  } else if constexpr (kIsReducedFloat<To>) {
+    return To(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// Calls f(T{}) with T the C++ type of `dtype`.
+template <typename F>
+decltype(auto) dispatch_all(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::Bool: return f(bool{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Float16: return f(Half{});
+    case DType::BFloat16: return f(BFloat16{});
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+  }
+  throw DTypeError("dispatch: unknown dtype");
+}
+
+// Floating dtypes only; `op` names the caller in the DTypeError for any other.
+template <typename F>
+decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::Float16: return f(Half{});
+    case DType::BFloat16: return f(BFloat16{});
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    default: break;
+  }
+  throw DTypeError(std::string(op) + ": expected a floating dtype, got " + dtype_name(dtype));
+}
+
+}  // namespace rcuda::backend
