@@ -275,24 +275,43 @@ Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
 
 namespace {
 
-// In place: computes out of place, then writes into self once the result fits.
-const Tensor& assign_result(const char* name, const Tensor& self, const Tensor& result) {
-  RCUDA_CHECK(ops::can_cast(result.dtype(), self.dtype()), DTypeError, name, ": result type ",
-              dtype_name(result.dtype()), " cannot be cast to the tensor's dtype ",
+// In place: self = self (op) other, written straight into self (no temporary) once the result
+// dtype can be cast to self's and other broadcasts to self's shape.
+const Tensor& binary_inplace(BinaryOp op, const char* name, const Tensor& self,
+                             const Tensor& other) {
+  ops::check_same_device(name, {self, other});
+  const DType result = ops::result_type({self, other});
+  RCUDA_CHECK(ops::can_cast(result, self.dtype()), DTypeError, name, ": result type ",
+              dtype_name(result), " cannot be cast to the tensor's dtype ",
               dtype_name(self.dtype()));
-  RCUDA_CHECK(result.shape() == self.shape(), ShapeError, name, ": the result's shape ",
-              shape_str(result.shape()), " does not match the tensor's shape ",
-              shape_str(self.shape()));
-  return copy_(self, result);
+  RCUDA_CHECK(broadcast_shapes(self.shape(), other.shape(), name) == self.shape(), ShapeError,
+              name, ": the result's shape ",
+              shape_str(broadcast_shapes(self.shape(), other.shape(), name)),
+              " does not match the tensor's shape ", shape_str(self.shape()));
+  if (self.numel() == 0) return self;
+  if (result != self.dtype()) {
+    // Mixed dtypes (int32 += float16 is refused above; float32 += float64 computes in float64):
+    // compute in the promoted dtype, then write back.
+    return copy_(self, binary(op, name, self, other));
+  }
+  Tensor rhs = cast(other, self.dtype());
+  // An operand that shares self's memory in another layout would be read after being written.
+  if (rhs.storage() == self.storage()) rhs = clone(rhs);
+  backend_of(self).binary(op, self, self, rhs.expand(self.shape()));
+  return self;
 }
 
 }  // namespace
 
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return assign_result("add_", self, add(self, other, alpha));
+  if (!is_one(alpha)) {
+    const Tensor scaled = mul(cast(other, ops::result_type({self, other})), alpha);
+    return binary_inplace(BinaryOp::Add, "add_", self, scaled);
+  }
+  return binary_inplace(BinaryOp::Add, "add_", self, other);
 }
 const Tensor& mul_(const Tensor& self, const Tensor& other) {
-  return assign_result("mul_", self, mul(self, other));
+  return binary_inplace(BinaryOp::Mul, "mul_", self, other);
 }
 
 Tensor unary_op(const char* name, const Tensor& x) { return unary(name, x); }

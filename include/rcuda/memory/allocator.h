@@ -34,6 +34,13 @@ class Allocator {
   virtual void empty_cache() {}
 };
 
+// Note [Poisoned allocations]
+// With RCUDA_POISON_ALLOCATIONS=1 every allocator fills new memory with 0xFF bytes (NaN for
+// floating dtypes, -1 for integers), so a kernel that leaves an output element unwritten is
+// caught by tests instead of passing on lucky zeros. The test binaries set it; it costs a pass
+// over each allocation, so it is off otherwise.
+bool poison_allocations();
+
 // 64-byte aligned host memory (a cache line, and enough for AVX-512 loads).
 Allocator& cpu_allocator();
 

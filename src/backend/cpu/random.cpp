@@ -1,11 +1,13 @@
 // Philox random fills (Note [Philox stream] in rcuda/core/philox.h). Each Philox block feeds
 // 4 (float) or 2 (double, 64-bit) consecutive elements, so the CPU computes a block once and
 // writes all of its elements, with exactly the per-element formulas of philox.h.
+#include <algorithm>
 #include <cmath>
 
 #include "cpu_backend.h"
 #include "dispatch.h"
 #include "loops.h"
+#include "normal_simd.h"
 #include "rcuda/core/philox.h"
 
 namespace rcuda::cpu {
@@ -28,18 +30,6 @@ void for_blocks(int64_t numel, uint64_t seed, uint64_t offset, Make make, Write 
       }
     }
   });
-}
-
-float normal_from_block(const philox::Uint4& r, int k) {
-  // Same expressions as philox::normal_float, so results match it bit for bit.
-  const bool hi_pair = k >= 2;
-  const uint32_t a = hi_pair ? r.z : r.x;
-  const uint32_t b = hi_pair ? r.w : r.y;
-  const float u1 = static_cast<float>((a >> 8) + 1) * px::kTwo24Inv;
-  const float u2 = static_cast<float>(b >> 8) * px::kTwo24Inv;
-  const float radius = sqrtf(-2.0f * logf(u1));
-  const float theta = px::kTwoPiF * u2;
-  return (k % 2 == 0) ? radius * cosf(theta) : radius * sinf(theta);
 }
 
 double normal_double_from_block(const philox::Uint4& r, int k) {
@@ -87,9 +77,21 @@ void CpuBackend::random_normal(const Tensor& out, uint64_t seed, uint64_t offset
       for_blocks<2>(n, seed, offset, normal_double_from_block,
                     [&](int64_t i, double z) { o[i] = mean + std * z; });
     } else {
+      // Chunks of kNormalChunkBlocks Philox blocks through the vectorised Box-Muller.
       const float m = static_cast<float>(mean), s = static_cast<float>(std);
-      for_blocks<4>(n, seed, offset, normal_from_block,
-                    [&](int64_t i, float z) { o[i] = convert<T>(m + s * z); });
+      const int64_t blocks = (n + 3) / 4;
+      const int64_t chunks = (blocks + kNormalChunkBlocks - 1) / kNormalChunkBlocks;
+      parallel_range(chunks * kNormalChunkBlocks * 4, [&](int64_t b, int64_t e) {
+        const int64_t per_chunk = int64_t{kNormalChunkBlocks} * 4;
+        float z[kNormalChunkBlocks * 4];
+        for (int64_t c = (b + per_chunk - 1) / per_chunk; c < (e + per_chunk - 1) / per_chunk; ++c) {
+          const int64_t first_block = c * kNormalChunkBlocks;
+          const int count = static_cast<int>(std::min<int64_t>(kNormalChunkBlocks, blocks - first_block));
+          normal_float_blocks(seed, offset, static_cast<uint64_t>(first_block), count, z);
+          const int64_t first = first_block * 4, last = std::min<int64_t>(n, first + count * 4);
+          for (int64_t i = first; i < last; ++i) o[i] = convert<T>(m + s * z[i - first]);
+        }
+      });
     }
   });
 }

@@ -1,0 +1,56 @@
+// CUDA devices, streams and memory, seen from code that does not include CUDA headers.
+// Every function exists in CPU-only builds too: device_count() is then 0 and the rest throw
+// DeviceError saying rcuda was built without CUDA.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "rcuda/memory/allocator.h"
+
+namespace rcuda::cuda {
+
+// Whether this build has the CUDA backend compiled in.
+bool is_built();
+// Devices usable now (0 without a driver or device, never throws); honours CUDA_VISIBLE_DEVICES.
+int device_count();
+// Why device_count() is 0, in one sentence ("" when it is not).
+std::string unavailable_reason();
+int runtime_version();  // e.g. 13000; 0 when not built
+int driver_version();   // 0 without a driver
+
+struct DeviceProperties {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int64_t total_memory_bytes = 0;
+  int multiprocessor_count = 0;
+  int64_t l2_cache_bytes = 0;
+  std::string uuid;        // "GPU-xxxxxxxx-xxxx-..."
+  std::string pci_bus_id;  // "0000:3b:00.0"
+};
+// IndexError naming the index and the count for a device that does not exist.
+DeviceProperties properties(int device);
+int current_device();
+void set_device(int device);
+// Waits for all work queued on the device's current stream of this thread.
+void synchronize(int device);
+
+// Memory pool of one device (Note [CUDA memory pool] in src/backend/cuda/allocator.cpp).
+MemoryStats memory_stats(int device);
+void reset_peak_memory_stats(int device);
+void empty_cache(int device);
+// Bytes the pool keeps cached after frees before returning memory to the driver.
+void set_release_threshold(int device, uint64_t bytes);
+uint64_t release_threshold(int device);
+// Called, in order of registration, when an allocation fails, before the pool is trimmed
+// and the allocation retried once. Hooks free what they can (the R package runs gc()).
+// Returns an id for remove_oom_hook.
+int add_oom_hook(std::function<void(int device, size_t requested_bytes)> hook);
+void remove_oom_hook(int id);
+
+// TF32 for float32 matmul: off by default (torch.backends.cuda.matmul.allow_tf32).
+void set_allow_tf32(bool allow);
+bool allow_tf32();
+
+}  // namespace rcuda::cuda

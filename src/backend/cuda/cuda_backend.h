@@ -1,0 +1,50 @@
+// The CUDA backend. Its primitives are defined by family in kernels/*.cu (one file per family)
+// and cublaslt.cpp (gemm); copies between host and device in copy.cpp.
+#pragma once
+
+#include "rcuda/backend/backend.h"
+
+namespace rcuda::cuda {
+
+Allocator& cuda_allocator(int device);
+
+class CudaBackend final : public Backend {
+ public:
+  DeviceType device_type() const override { return DeviceType::CUDA; }
+  Allocator& allocator(int device_index) override { return cuda_allocator(device_index); }
+  void synchronize(int device_index) override;
+
+  void copy(const Tensor& dst, const Tensor& src) override;
+  void fill(const Tensor& out, const Scalar& value) override;
+  void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
+  void linspace(const Tensor& out, double start, double end) override;
+  void unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) override;
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) override;
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
+
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in, double p) override;
+  void arg_reduce(bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in,
+                  int64_t dim) override;
+  void var(const Tensor& out, const Tensor& in, double correction) override;
+  void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) override;
+  void cumsum(const Tensor& out, const Tensor& in, int64_t dim) override;
+
+  void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+            double beta) override;
+
+  void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,
+                      double high) override;
+  void random_normal(const Tensor& out, uint64_t seed, uint64_t offset, double mean,
+                     double std) override;
+  void random_int(const Tensor& out, uint64_t seed, uint64_t offset, int64_t low,
+                  int64_t high) override;
+
+  void index_select(const Tensor& out, const Tensor& in, int64_t dim,
+                    const Tensor& index) override;
+  void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
+  void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+               bool accumulate) override;
+  Tensor nonzero(const Tensor& in) override;
+};
+
+}  // namespace rcuda::cuda

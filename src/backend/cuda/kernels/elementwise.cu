@@ -1,0 +1,292 @@
+// Elementwise primitives on the GPU: unary and binary math, where, fill, ranges. Semantics match
+// the CPU backend's (src/backend/cpu/elementwise.cpp) op for op, including NaN handling,
+// Python-style remainder and half-to-even rounding.
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/kernels/launch.cuh"
+#include "backend/dispatch.h"
+
+namespace rcuda::cuda {
+namespace {
+
+using backend::ComputeType;
+using backend::convert;
+using backend::dispatch_all;
+
+template <typename C>
+__device__ C unary_float(UnaryOp op, C x, const UnaryArgs& a) {
+  switch (op) {
+    case UnaryOp::Exp: return exp(x);
+    case UnaryOp::Expm1: return expm1(x);
+    case UnaryOp::Log: return log(x);
+    case UnaryOp::Log1p: return log1p(x);
+    case UnaryOp::Sqrt: return sqrt(x);
+    case UnaryOp::Rsqrt: return C(1) / sqrt(x);
+    case UnaryOp::Sin: return sin(x);
+    case UnaryOp::Cos: return cos(x);
+    case UnaryOp::Tanh: return tanh(x);
+    case UnaryOp::Sigmoid: return C(1) / (C(1) + exp(-x));
+    case UnaryOp::Gelu: return C(0.5) * x * (C(1) + erf(x * C(0.70710678118654752440)));
+    case UnaryOp::GeluTanh:
+      return C(0.5) * x * (C(1) + tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
+    case UnaryOp::Silu: return x / (C(1) + exp(-x));
+    case UnaryOp::Floor: return floor(x);
+    case UnaryOp::Ceil: return ceil(x);
+    case UnaryOp::Round: return nearbyint(x);
+    case UnaryOp::PowScalar: return pow(x, static_cast<C>(a.exponent));
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Abs: return fabs(x);
+    case UnaryOp::Sign: return static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Relu: return (x != x || x > C(0)) ? x : C(0);
+    case UnaryOp::Clamp: {
+      const C lo = static_cast<C>(a.min), hi = static_cast<C>(a.max);
+      if (a.has_min && (lo != lo || x < lo)) x = lo;
+      if (a.has_max && (hi != hi || x > hi)) x = hi;
+      return x;
+    }
+    default: return x;
+  }
+}
+
+template <typename C>
+__device__ C integer_pow(C base, C exponent) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exponent < 0) return base == 1 ? C(1) : base == -1 ? ((exponent & 1) ? C(-1) : C(1)) : C(0);
+  }
+  C result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = static_cast<C>(result * base);
+    base = static_cast<C>(base * base);
+    exponent >>= 1;
+  }
+  return result;
+}
+
+template <typename C>
+__device__ C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
+  switch (op) {
+    case UnaryOp::Neg: return static_cast<C>(-x);
+    case UnaryOp::Abs:
+      if constexpr (std::is_signed_v<C>) return x < 0 ? static_cast<C>(-x) : x;
+      else return x;
+    case UnaryOp::Sign:
+      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return static_cast<C>(x != 0);
+      else return static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Relu: return x > C(0) ? x : C(0);
+    case UnaryOp::Clamp:
+      if (a.has_min && x < static_cast<C>(a.min)) x = static_cast<C>(a.min);
+      if (a.has_max && x > static_cast<C>(a.max)) x = static_cast<C>(a.max);
+      return x;
+    case UnaryOp::PowScalar:
+      if constexpr (std::is_same_v<C, bool>) return x;
+      else return integer_pow<C>(x, static_cast<C>(a.exponent));
+    default: return x;  // floor, ceil, round: identity on integers
+  }
+}
+
+template <typename C>
+__device__ C float_remainder(C a, C b) {
+  C mod = fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+  return mod;
+}
+
+template <typename C>
+__device__ C integer_remainder(C a, C b) {
+  // Division by zero is undefined on the GPU; the result is 0 rather than a trap. (The CPU
+  // backend throws, since it can see the data; checking here would cost a device sync.)
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<C>) {
+    if (b == -1) return 0;
+    C mod = a % b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+    return mod;
+  } else {
+    return a % b;
+  }
+}
+
+template <typename C>
+__device__ C binary_arith(BinaryOp op, C x, C y) {
+  switch (op) {
+    case BinaryOp::Add: return static_cast<C>(x + y);
+    case BinaryOp::Sub: return static_cast<C>(x - y);
+    case BinaryOp::Mul: return static_cast<C>(x * y);
+    case BinaryOp::Maximum: return (x != x || x > y) ? x : y;
+    case BinaryOp::Minimum: return (x != x || x < y) ? x : y;
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<C>) {
+    switch (op) {
+      case BinaryOp::Div: return x / y;
+      case BinaryOp::Remainder: return float_remainder(x, y);
+      case BinaryOp::Pow: return pow(x, y);
+      default: return x;
+    }
+  } else if constexpr (!std::is_same_v<C, bool>) {
+    switch (op) {
+      case BinaryOp::Remainder: return integer_remainder(x, y);
+      case BinaryOp::Pow: return integer_pow(x, y);
+      default: return x;
+    }
+  } else {
+    return x;
+  }
+}
+
+template <typename C>
+__device__ bool binary_compare(BinaryOp op, C x, C y) {
+  switch (op) {
+    case BinaryOp::Eq: return x == y;
+    case BinaryOp::Ne: return x != y;
+    case BinaryOp::Lt: return x < y;
+    case BinaryOp::Le: return x <= y;
+    case BinaryOp::Gt: return x > y;
+    case BinaryOp::Ge: return x >= y;
+    case BinaryOp::LogicalAnd: return x != C(0) && y != C(0);
+    case BinaryOp::LogicalOr: return x != C(0) || y != C(0);
+    default: return (x != C(0)) != (y != C(0));  // LogicalXor
+  }
+}
+
+
+template <typename T, typename F>
+__global__ void index_map_kernel(T* out, int64_t n, F f) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = f(i);
+}
+
+template <typename T, typename F>
+void launch_index_map(const Tensor& out, F f) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  index_map_kernel<<<blocks_for(n, device), kThreadsPerBlock, 0, current_stream(device)>>>(
+      out.data<T>(), n, f);
+  RCUDA_CUDA_CHECK_LAUNCH();
+}
+
+// Each primitive's kernels are defined in a function template per dtype: nvcc does not allow
+// a __device__ lambda inside a generic (auto) lambda such as the dispatch's.
+template <typename T>
+void logical_not_typed(const Tensor& out, const Tensor& in) {
+  launch_strided<2>({out, in}, [] __device__(char** p) {
+    *reinterpret_cast<bool*>(p[0]) = convert<float>(*reinterpret_cast<const T*>(p[1])) == 0.0f;
+  });
+}
+
+template <typename T>
+void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  using C = ComputeType<T>;
+  launch_map<T, T, 1>(out, {in}, [op, args] __device__(T x) {
+    if constexpr (std::is_floating_point_v<C>) {
+      return convert<T>(unary_float<C>(op, convert<C>(x), args));
+    } else {
+      return unary_integral<C>(op, x, args);
+    }
+  });
+}
+
+template <typename T>
+void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  using C = ComputeType<T>;
+  if (is_comparison_or_logical(op)) {
+    launch_map<bool, T, 2>(out, {a, b}, [op] __device__(T x, T y) {
+      return binary_compare<C>(op, convert<C>(x), convert<C>(y));
+    });
+  } else {
+    launch_map<T, T, 2>(out, {a, b}, [op] __device__(T x, T y) {
+      return convert<T>(binary_arith<C>(op, convert<C>(x), convert<C>(y)));
+    });
+  }
+}
+
+template <typename T>
+void where_typed(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  launch_strided<4>({out, cond, a, b}, [] __device__(char** p) {
+    const bool c = *reinterpret_cast<const bool*>(p[1]);
+    *reinterpret_cast<T*>(p[0]) = *reinterpret_cast<const T*>(p[c ? 2 : 3]);
+  });
+}
+
+template <typename T>
+T scalar_as(const Scalar& value) {
+  if constexpr (std::is_same_v<T, bool>) return value.to_bool();
+  else if constexpr (std::is_integral_v<T>)
+    return value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
+  else return convert<T>(value.to_double());
+}
+
+template <typename T>
+void fill_typed(const Tensor& out, const Scalar& value) {
+  const T v = scalar_as<T>(value);
+  if (out.is_contiguous()) {
+    launch_index_map<T>(out, [v] __device__(int64_t) { return v; });
+  } else {
+    launch_strided<1>({out}, [v] __device__(char** p) { *reinterpret_cast<T*>(p[0]) = v; });
+  }
+}
+
+template <typename T>
+void arange_typed(const Tensor& out, const Scalar& start, const Scalar& step) {
+  if constexpr (std::is_integral_v<T>) {
+    const int64_t s0 = start.to_int(), ds = step.to_int();
+    launch_index_map<T>(out, [=] __device__(int64_t i) { return static_cast<T>(s0 + i * ds); });
+  } else {
+    const double s0 = start.to_double(), ds = step.to_double();
+    launch_index_map<T>(out, [=] __device__(int64_t i) {
+      return convert<T>(s0 + static_cast<double>(i) * ds);
+    });
+  }
+}
+
+template <typename T>
+void linspace_typed(const Tensor& out, double start, double end) {
+  const int64_t n = out.numel();
+  const double step = n > 1 ? (end - start) / static_cast<double>(n - 1) : 0.0;
+  const int64_t half = n == 1 ? 1 : n / 2;
+  // Like torch: the first half steps from start, the second from end, so both ends are exact.
+  launch_index_map<T>(out, [=] __device__(int64_t i) {
+    const double v = i < half ? start + step * static_cast<double>(i)
+                              : end - step * static_cast<double>(n - 1 - i);
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
+    else return convert<T>(v);
+  });
+}
+
+}  // namespace
+
+void CudaBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  if (op == UnaryOp::LogicalNot) {
+    dispatch_all(in.dtype(), [&](auto tag) { logical_not_typed<decltype(tag)>(out, in); });
+  } else {
+    dispatch_all(in.dtype(), [&](auto tag) { unary_typed<decltype(tag)>(op, out, in, args); });
+  }
+}
+
+void CudaBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  dispatch_all(a.dtype(), [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b); });
+}
+
+void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  dispatch_all(out.dtype(), [&](auto tag) { where_typed<decltype(tag)>(out, cond, a, b); });
+}
+
+void CudaBackend::fill(const Tensor& out, const Scalar& value) {
+  dispatch_all(out.dtype(), [&](auto tag) { fill_typed<decltype(tag)>(out, value); });
+}
+
+void CudaBackend::arange(const Tensor& out, const Scalar& start, const Scalar& step) {
+  dispatch_all(out.dtype(), [&](auto tag) { arange_typed<decltype(tag)>(out, start, step); });
+}
+
+void CudaBackend::linspace(const Tensor& out, double start, double end) {
+  dispatch_all(out.dtype(), [&](auto tag) { linspace_typed<decltype(tag)>(out, start, end); });
+}
+
+}  // namespace rcuda::cuda

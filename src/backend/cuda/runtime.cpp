@@ -1,0 +1,79 @@
+#include "runtime.h"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "rcuda/backend/cuda.h"
+
+namespace rcuda::cuda {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct SharedStreams {
+  std::once_flag once[kMaxDevices];
+  cudaStream_t stream[kMaxDevices] = {};
+};
+
+SharedStreams& shared_streams() {
+  static SharedStreams* s = new SharedStreams();  // never destroyed: streams outlive statics
+  return *s;
+}
+
+thread_local cudaStream_t thread_streams[kMaxDevices] = {};
+
+int multiprocessors(int device) {
+  static int count[kMaxDevices] = {};
+  if (count[device] == 0)
+    RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&count[device], cudaDevAttrMultiProcessorCount, device));
+  return count[device];
+}
+
+}  // namespace
+
+void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  cudaGetLastError();  // clear a non-sticky error so the process stays usable
+  throw CudaError(std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
+                  cudaGetErrorString(status) + ") at " + file + ":" + std::to_string(line));
+}
+
+void check_device_index(int device, const char* op) {
+  const int count = device_count();
+  RCUDA_CHECK(count > 0, DeviceError, op, ": cuda:", device, " requested but ",
+              unavailable_reason());
+  RCUDA_CHECK(device >= 0 && device < count, DeviceError, op, ": cuda:", device,
+              " does not exist (", count, count == 1 ? " device" : " devices",
+              " visible; valid indices 0 to ", count - 1, ")");
+}
+
+cudaStream_t current_stream(int device) {
+  if (thread_streams[device] != nullptr) return thread_streams[device];
+  SharedStreams& s = shared_streams();
+  std::call_once(s.once[device], [&] {
+    DeviceGuard guard(device);
+    RCUDA_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream[device], cudaStreamNonBlocking));
+  });
+  return s.stream[device];
+}
+
+void set_current_stream(int device, cudaStream_t stream) { thread_streams[device] = stream; }
+
+DeviceGuard::DeviceGuard(int device) {
+  RCUDA_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device) RCUDA_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+int blocks_for(int64_t n, int device, int threads) {
+  // Enough blocks to fill every multiprocessor several times; grid-stride loops do the rest.
+  const int64_t needed = (n + threads - 1) / threads;
+  const int64_t cap = static_cast<int64_t>(multiprocessors(device)) * 8;
+  return static_cast<int>(std::max<int64_t>(1, std::min(needed, cap)));
+}
+
+}  // namespace rcuda::cuda

@@ -1,0 +1,36 @@
+// The rcuda::cuda API in builds without the CUDA backend: no devices, and a clear error for
+// anything that needs one.
+#include "rcuda/backend/cuda.h"
+#include "rcuda/core/error.h"
+
+namespace rcuda::cuda {
+namespace {
+
+[[noreturn]] void not_built(const char* op) {
+  throw DeviceError(std::string(op) + ": rcuda was built without CUDA (rebuild with " +
+                    "RCUDA_WITH_CUDA=ON on a machine with the CUDA toolkit)");
+}
+
+}  // namespace
+
+bool is_built() { return false; }
+int device_count() { return 0; }
+std::string unavailable_reason() { return "rcuda was built without CUDA"; }
+int runtime_version() { return 0; }
+int driver_version() { return 0; }
+DeviceProperties properties(int) { not_built("cuda_get_device_properties"); }
+int current_device() { not_built("cuda_current_device"); }
+void set_device(int) { not_built("cuda_set_device"); }
+void synchronize(int) { not_built("cuda_synchronize"); }
+MemoryStats memory_stats(int) { not_built("cuda_memory_stats"); }
+void reset_peak_memory_stats(int) { not_built("cuda_reset_peak_memory_stats"); }
+void empty_cache(int) { not_built("cuda_empty_cache"); }
+void set_release_threshold(int, uint64_t) { not_built("cuda_set_release_threshold"); }
+uint64_t release_threshold(int) { not_built("cuda_release_threshold"); }
+// Hooks are accepted (and never called) so that callers need not know how rcuda was built.
+int add_oom_hook(std::function<void(int, size_t)>) { return 0; }
+void remove_oom_hook(int) {}
+void set_allow_tf32(bool) {}
+bool allow_tf32() { return false; }
+
+}  // namespace rcuda::cuda

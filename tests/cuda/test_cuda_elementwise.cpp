@@ -1,0 +1,248 @@
+// CUDA backend vs CPU backend: devices, transfers, memory pool, elementwise ops, creation,
+// copies and random streams. Each test draws fresh inputs on the host, runs the op on both
+// devices and compares; the CPU backend is itself checked against double loops in tests/ops/.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "rcuda/core/philox.h"
+#include "support/devices.h"
+
+namespace rcuda {
+namespace {
+
+using test::kCpu;
+using test::kCuda;
+using test::on_cuda;
+using test::random_tensor;
+using test::values;
+
+TEST(CudaDevice, CountPropertiesAndBadIndex) {
+  RCUDA_REQUIRE_CUDA();
+  const int n = cuda::device_count();
+  const cuda::DeviceProperties p = cuda::properties(0);
+  EXPECT_FALSE(p.name.empty());
+  EXPECT_GE(p.major, 7);
+  EXPECT_GT(p.total_memory_bytes, int64_t{1} << 30);
+  EXPECT_GT(p.multiprocessor_count, 0);
+  EXPECT_EQ(p.uuid.rfind("GPU-", 0), 0u);
+  EXPECT_FALSE(p.pci_bus_id.empty());
+  EXPECT_GT(cuda::runtime_version(), 11000);
+  EXPECT_GE(cuda::driver_version(), cuda::runtime_version() / 1000 * 1000);
+  EXPECT_THROW(cuda::properties(n), DeviceError);
+  EXPECT_THROW(Tensor::empty({2}, DType::Float32, Device(DeviceType::CUDA, n)), DeviceError);
+  try {
+    cuda::properties(n + 3);
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(n + 3)), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaCopy, RoundTripIsBitExactForEveryDtypeAndLayout) {
+  RCUDA_REQUIRE_CUDA();
+  for (DType dtype : test::all_dtypes()) {
+    const Tensor x = random_tensor({37, 129}, dtype, -1000, 1000);
+    const Tensor back = to(on_cuda(x), kCpu);
+    ASSERT_EQ(back.dtype(), dtype);
+    EXPECT_EQ(std::memcmp(back.data_ptr(), x.data_ptr(), x.numel() * x.element_size()), 0)
+        << dtype_name(dtype);
+    // Non-contiguous on either side.
+    const Tensor t = test::transposed_copy(x);
+    EXPECT_EQ(values(on_cuda(t)), test::to_doubles(t)) << dtype_name(dtype);
+    const Tensor g = on_cuda(x).slice(1, 1, 129, 3);
+    EXPECT_EQ(values(g), test::to_doubles(x.slice(1, 1, 129, 3))) << dtype_name(dtype);
+  }
+}
+
+TEST(CudaCopy, ConversionsMatchTheCpuBackend) {
+  RCUDA_REQUIRE_CUDA();
+  for (DType from : test::all_dtypes()) {
+    const Tensor x = random_tensor({1000}, from, -300, 300);
+    const Tensor xc = on_cuda(x);
+    for (DType dtype : test::all_dtypes()) {
+      EXPECT_EQ(values(to(xc, dtype)), values(to(x, dtype)))
+          << dtype_name(from) << " -> " << dtype_name(dtype);
+      // Host -> device with conversion, and device -> host with conversion.
+      EXPECT_EQ(values(to(x, kCuda, dtype)), values(to(x, dtype)));
+      EXPECT_EQ(values(to(xc, kCpu, dtype)), values(to(x, dtype)));
+    }
+  }
+}
+
+TEST(CudaCopy, CopyIntoStridedViewsAndBroadcast) {
+  RCUDA_REQUIRE_CUDA();
+  Tensor dst = zeros({6, 8}, {DType::Float32, kCuda});
+  Tensor host_dst = zeros({6, 8});
+  const Tensor row = random_tensor({4}, DType::Float64);
+  copy_(dst.slice(1, 0, 8, 2), row);  // broadcast over rows, strided columns, with conversion
+  copy_(host_dst.slice(1, 0, 8, 2), row);
+  EXPECT_EQ(values(dst), values(host_dst));
+  // Overlapping views of one device storage.
+  const Tensor x = random_tensor({100}, DType::Float32);
+  Tensor y = on_cuda(x), z = clone(x);
+  copy_(y.slice(0, 1, 100), y.slice(0, 0, 99));
+  copy_(z.slice(0, 1, 100), z.slice(0, 0, 99));
+  EXPECT_EQ(values(y), values(z));
+}
+
+TEST(CudaMemory, StatsPoolAndOutOfMemoryRecovery) {
+  RCUDA_REQUIRE_CUDA();
+  cuda::synchronize(0);
+  const MemoryStats before = cuda::memory_stats(0);
+  {
+    Tensor t = Tensor::empty({1 << 20}, DType::Float32, kCuda);
+    const MemoryStats during = cuda::memory_stats(0);
+    EXPECT_EQ(during.allocated_bytes - before.allocated_bytes, 4 << 20);
+    EXPECT_GE(during.reserved_bytes, during.allocated_bytes);
+    EXPECT_GE(during.peak_allocated_bytes, during.allocated_bytes);
+    EXPECT_EQ(during.allocation_count, before.allocation_count + 1);
+  }
+  EXPECT_EQ(cuda::memory_stats(0).allocated_bytes, before.allocated_bytes);
+
+  // Ask for more than the card has: a recoverable OutOfMemoryError after the hooks ran.
+  int hook_calls = 0;
+  const int hook = cuda::add_oom_hook([&](int, size_t) { ++hook_calls; });
+  const int64_t too_many = cuda::properties(0).total_memory_bytes;  // bytes as float32 elements
+  try {
+    Tensor::empty({too_many}, DType::Float32, kCuda);
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(e.requested_bytes, static_cast<size_t>(too_many) * 4);
+    EXPECT_GT(e.total_bytes, 0u);
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos);
+  }
+  cuda::remove_oom_hook(hook);
+  EXPECT_EQ(hook_calls, 1);
+  EXPECT_EQ(cuda::memory_stats(0).oom_count, before.oom_count + 1);
+  // The process is still usable.
+  const Tensor x = random_tensor({1000}, DType::Float32);
+  EXPECT_EQ(values(add(on_cuda(x), 1.0)), values(add(x, 1.0)));
+  cuda::empty_cache(0);
+  EXPECT_EQ(cuda::memory_stats(0).reserved_bytes, cuda::memory_stats(0).allocated_bytes == 0
+                                                      ? 0
+                                                      : cuda::memory_stats(0).reserved_bytes);
+  cuda::set_release_threshold(0, 123 << 20);
+  EXPECT_EQ(cuda::release_threshold(0), uint64_t{123} << 20);
+}
+
+// Every unary op on every dtype it accepts, contiguous and strided, against the CPU backend.
+TEST(CudaElementwise, UnaryOpsMatchCpu) {
+  RCUDA_REQUIRE_CUDA();
+  const char* floating_ops[] = {"exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
+                                "tanh", "sigmoid", "gelu", "silu"};
+  const char* any_ops[] = {"neg", "abs", "sign", "relu", "floor", "ceil", "round", "logical_not"};
+  for (DType dtype : test::all_dtypes()) {
+    const Tensor x = random_tensor({67, 45}, dtype, 0.01, 3);
+    const Tensor views[] = {x, test::transposed_copy(x), x.slice(1, 0, 45, 2)};
+    for (const Tensor& v : views) {
+      const Tensor vc = on_cuda(v);
+      for (const char* op : any_ops) {
+        if (dtype == DType::Bool && std::strcmp(op, "logical_not") != 0 &&
+            std::strcmp(op, "sign") != 0 && std::strcmp(op, "floor") != 0 &&
+            std::strcmp(op, "ceil") != 0 && std::strcmp(op, "round") != 0)
+          continue;
+        EXPECT_TRUE(test::all_close(values(unary_op(op, vc)), values(unary_op(op, v)),
+                                    test::backend_tolerance(dtype)))
+            << op << " " << dtype_name(dtype);
+      }
+      for (const char* op : floating_ops) {
+        const Tensor expected = unary_op(op, v);
+        EXPECT_TRUE(test::all_close(values(unary_op(op, vc)), values(expected),
+                                    test::backend_tolerance(expected.dtype())))
+            << op << " " << dtype_name(dtype);
+      }
+    }
+  }
+  // Special values: NaN through relu and clamp, round half to even.
+  const Tensor s = test::tensor_of({NAN, -0.5, 0.5, 1.5, 2.5, -INFINITY}, {6}, DType::Float32);
+  EXPECT_TRUE(test::all_close(values(relu(on_cuda(s))), values(relu(s)), 0));
+  EXPECT_TRUE(test::all_close(values(round(on_cuda(s))), values(round(s)), 0));
+  EXPECT_TRUE(test::all_close(values(clamp(on_cuda(s), Scalar(-1.0), Scalar(1.0))),
+                              values(clamp(s, Scalar(-1.0), Scalar(1.0))), 0));
+  EXPECT_TRUE(test::all_close(values(pow(on_cuda(s), 3)), values(pow(s, 3)), 1e-6));
+  EXPECT_TRUE(test::all_close(values(gelu(on_cuda(s), "tanh")), values(gelu(s, "tanh")), 1e-6));
+}
+
+TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
+  RCUDA_REQUIRE_CUDA();
+  const char* ops[] = {"add", "sub", "mul", "div", "remainder", "pow", "maximum", "minimum",
+                       "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                       "logical_xor"};
+  for (DType dtype : test::all_dtypes()) {
+    const Tensor a = random_tensor({3, 1, 50}, dtype, 1, 9);
+    const Tensor b = random_tensor({40, 50}, dtype, 1, 5);  // no zeros: integer remainder
+    for (const char* op : ops) {
+      if (dtype == DType::Bool && (std::strcmp(op, "sub") == 0 || std::strcmp(op, "remainder") == 0))
+        continue;
+      const Tensor expected = binary_op(op, a, b);
+      const Tensor got = binary_op(op, on_cuda(a), on_cuda(b));
+      ASSERT_EQ(got.dtype(), expected.dtype()) << op;
+      EXPECT_TRUE(test::all_close(values(got), values(expected),
+                                  4 * test::backend_tolerance(expected.dtype())))
+          << op << " " << dtype_name(dtype);
+      // Strided operands.
+      const Tensor at = test::transposed_copy(random_tensor({50, 40}, dtype, 1, 9));
+      EXPECT_TRUE(test::all_close(values(binary_op(op, on_cuda(at), on_cuda(b))),
+                                  values(binary_op(op, at, b)),
+                                  4 * test::backend_tolerance(expected.dtype())))
+          << op << " strided " << dtype_name(dtype);
+    }
+  }
+  // Scalars, mixed dtypes and a large contiguous (vectorised) case with an odd tail.
+  const Tensor x = random_tensor({1 << 20 | 3}, DType::Float32);
+  const Tensor y = random_tensor({1 << 20 | 3}, DType::Float16);
+  EXPECT_TRUE(test::all_close(values(add(on_cuda(x), on_cuda(y))), values(add(x, y)), 1e-6));
+  EXPECT_TRUE(test::all_close(values(mul(on_cuda(x), 2.5)), values(mul(x, 2.5)), 0));
+  EXPECT_TRUE(test::all_close(values(add(on_cuda(x).slice(0, 1, 1 << 20), 1.0)),
+                              values(add(x.slice(0, 1, 1 << 20), 1.0)), 0));  // misaligned
+  const Tensor cond = random_tensor({40, 50}, DType::Bool);
+  const Tensor wa = random_tensor({40, 1}, DType::Int32), wb = random_tensor({50}, DType::Float64);
+  EXPECT_EQ(values(where(on_cuda(cond), on_cuda(wa), on_cuda(wb))), values(where(cond, wa, wb)));
+  EXPECT_THROW(add(on_cuda(x), x), DeviceError);
+}
+
+TEST(CudaCreation, FillRangesAndEye) {
+  RCUDA_REQUIRE_CUDA();
+  for (DType dtype : test::all_dtypes()) {
+    const TensorOptions on(dtype, kCuda);
+    EXPECT_EQ(values(full({5, 7}, 3, on)), values(full({5, 7}, 3, dtype)));
+    EXPECT_EQ(values(eye(4, 6, on)), values(eye(4, 6, dtype)));
+    if (dtype != DType::Bool) {
+      EXPECT_EQ(values(arange(2, 90, 3, dtype, kCuda)), values(arange(2, 90, 3, dtype)));
+      EXPECT_TRUE(test::all_close(values(linspace(-1, 7, 33, on)), values(linspace(-1, 7, 33, dtype)),
+                                  test::backend_tolerance(dtype)));
+    }
+  }
+  Tensor z = zeros({6, 8}, {DType::Int64, kCuda});
+  fill_(z.slice(0, 1, 6, 2), 9);
+  Tensor zc = zeros({6, 8}, DType::Int64);
+  fill_(zc.slice(0, 1, 6, 2), 9);
+  EXPECT_EQ(values(z), values(zc));
+}
+
+TEST(CudaRandom, SameStreamsAsTheCpu) {
+  RCUDA_REQUIRE_CUDA();
+  manual_seed(2024);
+  const std::vector<double> cpu_u = values(rand({100003}));
+  const std::vector<double> cpu_n = values(randn({100003}));
+  const std::vector<double> cpu_i = values(randint(-50, 50, {1001}));
+  const std::vector<double> cpu_d = values(randn({999}, DType::Float64));
+  manual_seed(2024);
+  EXPECT_EQ(values(rand({100003}, {DType::Float32, kCuda})), cpu_u);  // bit-identical
+  // Normals go through libm: equal to a few ulp.
+  EXPECT_TRUE(test::all_close(values(randn({100003}, {DType::Float32, kCuda})), cpu_n, 1e-5));
+  EXPECT_EQ(values(randint(-50, 50, {1001}, {DType::Int64, kCuda})), cpu_i);
+  EXPECT_TRUE(test::all_close(values(randn({999}, {DType::Float64, kCuda})), cpu_d, 1e-13));
+  // Strided in-place fill follows element order.
+  Tensor base = zeros({6, 8}, {DType::Float32, kCuda});
+  manual_seed(3);
+  uniform_(base.slice(1, 0, 8, 2));
+  const std::vector<double> got = values(base);
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t c = 0; c < 8; c += 2)
+      EXPECT_EQ(static_cast<float>(got[r * 8 + c]),
+                philox::uniform_float(3, 0, static_cast<uint64_t>(r * 4 + c / 2)));
+}
+
+}  // namespace
+}  // namespace rcuda

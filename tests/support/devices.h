@@ -1,0 +1,40 @@
+// Test support for the CUDA backend: every CUDA test runs an op on the GPU and on the CPU
+// backend (the reference) over the same fresh random inputs, and compares.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "rcuda/backend/cuda.h"
+#include "support/reference.h"
+
+namespace rcuda::test {
+
+inline const Device kCuda(DeviceType::CUDA, 0);
+inline const Device kCpu(DeviceType::CPU);
+
+// Skips (reported as skipped, not passed) where there is no usable GPU, saying why.
+#define RCUDA_REQUIRE_CUDA()                                                      \
+  do {                                                                            \
+    if (::rcuda::cuda::device_count() == 0)                                       \
+      GTEST_SKIP() << "no CUDA device: " << ::rcuda::cuda::unavailable_reason(); \
+  } while (0)
+
+inline Tensor on_cuda(const Tensor& t) { return to(t, kCuda); }
+// Values of a tensor on any device, read back through the host.
+inline std::vector<double> values(const Tensor& t) {
+  return to_doubles(t.device().is_cpu() ? t : to(t, kCpu));
+}
+
+// Relative tolerance for the same op computed by two backends (different summation orders and
+// libm implementations): a few units in the last place of the dtype.
+inline double backend_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::Float16: return 2e-3;
+    case DType::BFloat16: return 1.6e-2;
+    case DType::Float32: return 1e-5;
+    case DType::Float64: return 1e-12;
+    default: return 0;
+  }
+}
+
+}  // namespace rcuda::test
