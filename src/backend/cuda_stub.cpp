@@ -30,6 +30,9 @@ uint64_t release_threshold(int) { not_built("cuda_release_threshold"); }
 // Hooks are accepted (and never called) so that callers need not know how rcuda was built.
 int add_oom_hook(std::function<void(int, size_t)>) { return 0; }
 void remove_oom_hook(int) {}
+Tensor pin_memory(const Tensor&) { not_built("pin_memory"); }
+bool is_pinned(const Tensor&) { return false; }
+double time_ms(int, const std::function<void()>&) { not_built("time_ms"); }
 void set_allow_tf32(bool) {}
 bool allow_tf32() { return false; }
 

@@ -12,6 +12,7 @@
 
 #include "rcuda/core/dtype.h"
 #include "rcuda/core/error.h"
+#include "rcuda/core/float8.h"
 #include "rcuda/core/half.h"
 #include "rcuda/core/macros.h"
 
@@ -20,6 +21,8 @@ namespace rcuda::backend {
 template <typename T> struct ComputeTypeOf { using type = T; };
 template <> struct ComputeTypeOf<Half> { using type = float; };
 template <> struct ComputeTypeOf<BFloat16> { using type = float; };
+template <> struct ComputeTypeOf<Float8E4M3FN> { using type = float; };
+template <> struct ComputeTypeOf<Float8E5M2> { using type = float; };
 template <typename T> using ComputeType = typename ComputeTypeOf<T>::type;
 
 template <typename T> struct AccumulateTypeOf { using type = int64_t; };
@@ -30,7 +33,8 @@ template <> struct AccumulateTypeOf<BFloat16> { using type = float; };
 template <typename T> using AccumulateType = typename AccumulateTypeOf<T>::type;
 
 template <typename T>
-constexpr bool kIsReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+constexpr bool kIsReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+                                 std::is_same_v<T, Float8E4M3FN> || std::is_same_v<T, Float8E5M2>;
 template <typename T>
 constexpr bool kIsFloating = kIsReducedFloat<T> || std::is_floating_point_v<T>;
 
@@ -48,7 +52,12 @@ RCUDA_HOST_DEVICE inline To convert(From v) {
   }
 }
 
-// Calls f(T{}) with T the C++ type of `dtype`.
+[[noreturn]] inline void float8_unsupported(DType dtype) {
+  throw DTypeError(std::string("this op does not support ") + dtype_name(dtype) +
+                   " tensors (float8 is a storage type for scaled_mm): convert with to() first");
+}
+
+// Calls f(T{}) with T the C++ type of `dtype`, for the 8 computing dtypes (not float8).
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, F&& f) {
   switch (dtype) {
@@ -60,8 +69,20 @@ decltype(auto) dispatch_all(DType dtype, F&& f) {
     case DType::BFloat16: return f(BFloat16{});
     case DType::Float32: return f(float{});
     case DType::Float64: return f(double{});
+    case DType::Float8E4M3FN:
+    case DType::Float8E5M2: float8_unsupported(dtype);
   }
   throw DTypeError("dispatch: unknown dtype");
+}
+
+// dispatch_all plus the float8 storage types: for copies and conversions.
+template <typename F>
+decltype(auto) dispatch_with_float8(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::Float8E4M3FN: return f(Float8E4M3FN{});
+    case DType::Float8E5M2: return f(Float8E5M2{});
+    default: return dispatch_all(dtype, std::forward<F>(f));
+  }
 }
 
 // Floating dtypes only; `op` names the caller in the DTypeError for any other.
@@ -72,6 +93,8 @@ decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
     case DType::BFloat16: return f(BFloat16{});
     case DType::Float32: return f(float{});
     case DType::Float64: return f(double{});
+    case DType::Float8E4M3FN:
+    case DType::Float8E5M2: float8_unsupported(dtype);
     default: break;
   }
   throw DTypeError(std::string(op) + ": expected a floating dtype, got " + dtype_name(dtype));

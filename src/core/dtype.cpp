@@ -7,7 +7,9 @@ namespace rcuda {
 size_t element_size(DType dtype) {
   switch (dtype) {
     case DType::Bool:
-    case DType::UInt8: return 1;
+    case DType::UInt8:
+    case DType::Float8E4M3FN:
+    case DType::Float8E5M2: return 1;
     case DType::Float16:
     case DType::BFloat16: return 2;
     case DType::Int32:
@@ -28,6 +30,8 @@ const char* dtype_name(DType dtype) {
     case DType::BFloat16: return "bfloat16";
     case DType::Float32: return "float32";
     case DType::Float64: return "float64";
+    case DType::Float8E4M3FN: return "float8_e4m3fn";
+    case DType::Float8E5M2: return "float8_e5m2";
   }
   return "unknown";
 }
@@ -39,16 +43,19 @@ DType dtype_from_name(const std::string& name) {
       {"int", DType::Int32},         {"int64", DType::Int64},       {"long", DType::Int64},
       {"float16", DType::Float16},   {"half", DType::Float16},      {"bfloat16", DType::BFloat16},
       {"float32", DType::Float32},   {"float", DType::Float32},     {"float64", DType::Float64},
-      {"double", DType::Float64}};
+      {"double", DType::Float64},     {"float8_e4m3fn", DType::Float8E4M3FN},
+      {"float8_e5m2", DType::Float8E5M2}};
   for (const Alias& a : aliases)
     if (name == a.name) return a.dtype;
   throw DTypeError("dtype: unknown dtype name '" + name +
                    "' (expected one of bool, uint8, int32, int64, float16, bfloat16, float32, "
-                   "float64)");
+                   "float64, float8_e4m3fn, float8_e5m2)");
 }
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
+  RCUDA_CHECK(!is_float8(a) && !is_float8(b), DTypeError, "promotion of ", dtype_name(a),
+              " with ", dtype_name(b), " is not supported: convert one of them with to()");
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   const bool fa = is_floating(a), fb = is_floating(b);

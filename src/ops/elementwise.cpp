@@ -41,6 +41,7 @@ const UnaryInfo& unary_info(const char* name) {
 
 Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tensor& x,
                  const UnaryArgs& args = {}) {
+  ops::check_not_float8(name, x);
   if (op == UnaryOp::Neg)
     RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError,
                 "neg: negation of a bool tensor is not supported (use logical_not)");
@@ -99,6 +100,8 @@ DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
 Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
                   DType promoted) {
   ops::check_same_device(name, {a, b});
+  ops::check_not_float8(name, a);
+  ops::check_not_float8(name, b);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const DType compute = compute_dtype(op, name, promoted);
   const DType out_dtype = is_comparison_or_logical(op) ? DType::Bool : compute;

@@ -25,6 +25,8 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
               dtype_name(a.dtype()),
               " (convert first, e.g. to(x, DType::Float32); integer matrix products are not "
               "supported)");
+  RCUDA_CHECK(!is_float8(a.dtype()), DTypeError, op, ": ", dtype_name(a.dtype()),
+              " operands need per-tensor scales: use scaled_mm");
 }
 
 void check_inner_sizes(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {

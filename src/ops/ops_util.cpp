@@ -62,6 +62,12 @@ void check_floating(const char* op, const char* arg, const Tensor& t) {
               ", got ", dtype_name(t.dtype()), " (convert with to(float32))");
 }
 
+void check_not_float8(const char* op, const Tensor& t) {
+  RCUDA_CHECK(!is_float8(t.dtype()), DTypeError, op, ": not supported for ",
+              dtype_name(t.dtype()), " tensors (float8 is a storage type for scaled_mm); "
+              "convert with to(float32) first");
+}
+
 Tensor cast(const Tensor& t, DType dtype) { return to(t, dtype); }
 
 }  // namespace rcuda::ops

@@ -27,6 +27,8 @@ bool can_cast(DType from, DType to);
 void check_same_device(const char* op, std::initializer_list<Tensor> tensors);
 // DTypeError naming op unless t is floating / integral.
 void check_floating(const char* op, const char* arg, const Tensor& t);
+// DTypeError naming op for float8 tensors, which only convert and feed scaled_mm.
+void check_not_float8(const char* op, const Tensor& t);
 
 inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
 inline Tensor new_empty(const Shape& shape, DType dtype, Device device) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "rcuda/core/float8.h"
 #include "rcuda/core/half.h"
 #include "rcuda/rcuda.h"
 
@@ -55,6 +56,8 @@ inline double read_element(const char* p, DType dtype) {
     case DType::BFloat16: return bfloat16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
     case DType::Float32: return *reinterpret_cast<const float*>(p);
     case DType::Float64: return *reinterpret_cast<const double*>(p);
+    case DType::Float8E4M3FN: return float8_e4m3fn_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
+    case DType::Float8E5M2: return float8_e5m2_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
   }
   return 0;
 }
@@ -73,6 +76,12 @@ inline void write_element(char* p, DType dtype, double v) {
       break;
     case DType::Float32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
     case DType::Float64: *reinterpret_cast<double*>(p) = v; break;
+    case DType::Float8E4M3FN:
+      *reinterpret_cast<uint8_t*>(p) = float_to_float8_e4m3fn_bits(static_cast<float>(v));
+      break;
+    case DType::Float8E5M2:
+      *reinterpret_cast<uint8_t*>(p) = float_to_float8_e5m2_bits(static_cast<float>(v));
+      break;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "rcuda/memory/allocator.h"
+#include "rcuda/tensor/tensor.h"
 
 namespace rcuda::cuda {
 
@@ -48,6 +49,15 @@ uint64_t release_threshold(int device);
 // Returns an id for remove_oom_hook.
 int add_oom_hook(std::function<void(int device, size_t requested_bytes)> hook);
 void remove_oom_hook(int id);
+
+// A CPU tensor in page-locked (pinned) host memory, so host<->device copies of it run
+// asynchronously at full bus speed; a copy of t's values (t may be any CPU tensor).
+Tensor pin_memory(const Tensor& t);
+bool is_pinned(const Tensor& t);
+
+// Milliseconds the work queued by `work` takes on the device's current stream, measured with
+// CUDA events around it (for benchmarks: warm up first, repeat, take the median).
+double time_ms(int device, const std::function<void()>& work);
 
 // TF32 for float32 matmul: off by default (torch.backends.cuda.matmul.allow_tf32).
 void set_allow_tf32(bool allow);

@@ -10,6 +10,7 @@ using backend::ComputeType;
 using backend::convert;
 using backend::dispatch_all;
 using backend::dispatch_floating;
+using backend::dispatch_with_float8;
 using backend::kIsFloating;
 using backend::kIsReducedFloat;
 

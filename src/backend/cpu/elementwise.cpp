@@ -172,9 +172,9 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
 }  // namespace
 
 void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
-  dispatch_all(dst.dtype(), [&](auto dst_tag) {
+  dispatch_with_float8(dst.dtype(), [&](auto dst_tag) {
     using D = decltype(dst_tag);
-    dispatch_all(src.dtype(), [&](auto src_tag) {
+    dispatch_with_float8(src.dtype(), [&](auto src_tag) {
       using S = decltype(src_tag);
       unary_loop<D, S>(dst, src, [](S v) { return convert<D>(v); });
     });
@@ -182,7 +182,7 @@ void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
 }
 
 void CpuBackend::fill(const Tensor& out, const Scalar& value) {
-  dispatch_all(out.dtype(), [&](auto tag) {
+  dispatch_with_float8(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T v;
     if constexpr (std::is_same_v<T, bool>) v = value.to_bool();

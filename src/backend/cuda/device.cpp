@@ -95,6 +95,29 @@ void synchronize(int device) {
   RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(device)));
 }
 
+double time_ms(int device, const std::function<void()>& work) {
+  check_device_index(device, "time_ms");
+  DeviceGuard guard(device);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  RCUDA_CUDA_CHECK(cudaEventCreate(&start));
+  RCUDA_CUDA_CHECK(cudaEventCreate(&stop));
+  float ms = 0;
+  try {
+    RCUDA_CUDA_CHECK(cudaEventRecord(start, current_stream(device)));
+    work();
+    RCUDA_CUDA_CHECK(cudaEventRecord(stop, current_stream(device)));
+    RCUDA_CUDA_CHECK(cudaEventSynchronize(stop));
+    RCUDA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  } catch (...) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    throw;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
 namespace {
 std::atomic<bool> tf32_allowed{false};
 }

@@ -24,9 +24,9 @@ void device_copy(const Tensor& dst, const Tensor& src) {
                                      cudaMemcpyDeviceToDevice, current_stream(device)));
     return;
   }
-  backend::dispatch_all(dst.dtype(), [&](auto dst_tag) {
+  backend::dispatch_with_float8(dst.dtype(), [&](auto dst_tag) {
     using D = decltype(dst_tag);
-    backend::dispatch_all(src.dtype(), [&](auto src_tag) {
+    backend::dispatch_with_float8(src.dtype(), [&](auto src_tag) {
       convert_typed<D, decltype(src_tag)>(dst, src);
     });
   });

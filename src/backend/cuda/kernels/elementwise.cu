@@ -278,7 +278,8 @@ void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, 
 }
 
 void CudaBackend::fill(const Tensor& out, const Scalar& value) {
-  dispatch_all(out.dtype(), [&](auto tag) { fill_typed<decltype(tag)>(out, value); });
+  backend::dispatch_with_float8(out.dtype(),
+                                [&](auto tag) { fill_typed<decltype(tag)>(out, value); });
 }
 
 void CudaBackend::arange(const Tensor& out, const Scalar& start, const Scalar& step) {
