@@ -85,6 +85,22 @@ TEST(CudaCopy, CopyIntoStridedViewsAndBroadcast) {
   EXPECT_EQ(values(y), values(z));
 }
 
+TEST(CudaCopy, BetweenTwoDevices) {
+  RCUDA_REQUIRE_CUDA();
+  if (cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, found " << cuda::device_count();
+  const Device second(DeviceType::CUDA, 1);
+  const Tensor x = random_tensor({300, 77}, DType::Float32);
+  const Tensor on0 = on_cuda(x);
+  const Tensor on1 = to(on0, second);
+  EXPECT_EQ(on1.device(), second);
+  EXPECT_EQ(values(on1), test::to_doubles(x));
+  // Strided source and a dtype change on the way.
+  const Tensor t = to(to(on0.t(), second), DType::Float64);
+  EXPECT_EQ(values(t), test::to_doubles(x.t()));
+  EXPECT_EQ(values(add(on1, 1.0)), values(add(x, 1.0)));
+  EXPECT_THROW(add(on0, on1), DeviceError);
+}
+
 TEST(CudaMemory, StatsPoolAndOutOfMemoryRecovery) {
   RCUDA_REQUIRE_CUDA();
   cuda::synchronize(0);
