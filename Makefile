@@ -3,6 +3,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 RCUDA_WITH_CUDA ?= AUTO
+# ccache hits across checkouts in different folders (CI builds a fresh clone elsewhere).
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps configure build demo test bench format lint clean
 
