@@ -23,9 +23,13 @@ build: configure
 
 demo: build
 	$(BUILD)/apps/demo/rcuda_demo
+	$(BUILD)/apps/cli/rcuda doctor
+	$(BUILD)/apps/cli/rcuda bench --size 2000
 
 test: build
 	$(BUILD)/tests/rcuda_tests
+	scripts/cli-check.sh $(BUILD)
+	BUILD=$(BUILD) scripts/r-check.sh
 
 bench: build
 	$(BUILD)/bench/bench_cpu

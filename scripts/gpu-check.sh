@@ -22,7 +22,7 @@ step() { summary+=("$1: $2"); echo "== $1: $2"; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 start=$(date +%s)
-if ! cmake -S . -B build-gpu -G Ninja -DRCUDA_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+if ! cmake -S . -B build-gpu -G Ninja -DRCUDA_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 ${RCUDA_CMAKE_FLAGS:-} \
       >"$OUT/configure.log" 2>&1 ||
    ! cmake --build build-gpu -j "$(nproc)" >"$OUT/build.log" 2>&1; then
   tail -60 "$OUT/configure.log" "$OUT/build.log"

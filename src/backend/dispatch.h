@@ -47,6 +47,11 @@ RCUDA_HOST_DEVICE inline To convert(From v) {
     return convert<To>(static_cast<float>(v));
   } else if constexpr (kIsReducedFloat<To>) {
     return To(static_cast<float>(v));
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
+                       !std::is_same_v<To, bool>) {
+    // Through int64, so that out-of-range values wrap the same way on every backend (a direct
+    // float -> uint8 cast is undefined in C++: x86 wraps, GPUs saturate). Truncates toward 0.
+    return static_cast<To>(static_cast<int64_t>(v));
   } else {
     return static_cast<To>(v);
   }

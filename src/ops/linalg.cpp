@@ -1,5 +1,7 @@
 // Matrix product front ends: dtype and shape checks, torch.matmul's rank rules and batch
-// broadcasting, output allocation, then Backend::gemm on [B,M,K] x [B,K,N] views.
+// broadcasting, output allocation, then Backend::gemm on [B,M,K] x [B,K,N] views; scaled_mm
+// (float8 with per-tensor scales) checks cuBLASLt's fp8 constraints and calls
+// Backend::scaled_gemm.
 //
 // Broadcast batch dims stay stride-0 views: gemm takes one batch stride per operand, so the
 // batch dims are collapsed into one where the strides allow it and looped over where they do
@@ -186,6 +188,76 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   const double beta_value = beta.to_double();
   if (beta_value != 0) backend_of(out).copy(out, input.expand(out_shape));
   batched_gemm(out, a, b, alpha.to_double(), beta_value);
+  return out;
+}
+
+// Note [fp8 operand layouts]
+// cuBLASLt's fp8 kernels take only the "TN" problem: in its column-major terms A transposed and
+// B not, i.e. both operands stored with K as the contiguous dim. For row-major rcuda tensors
+// (out^T = b^T a^T) that means a [M,K] row-major and b [K,N] column-major, K and N multiples
+// of 16 (the CUDA backend copies an operand whose address or leading dimension is not 16-byte
+// aligned; that copy keeps the layout). torch._scaled_mm refuses other layouts rather than copying
+// behind the caller's back (an fp8 weight is prepared once, as w.t() of a row-major [N,K] w), and
+// so does scaled_mm, on every device, so that code tested on the CPU runs unchanged on the GPU.
+namespace {
+
+void check_scaled_mm_scale(const char* arg, const Tensor& scale) {
+  RCUDA_CHECK(scale.dtype() == DType::Float32 && scale.numel() == 1, DTypeError, "scaled_mm: ", arg,
+              " must be a float32 tensor with one element (a per-tensor scale), got ",
+              dtype_name(scale.dtype()), " of shape ", shape_str(scale.shape()));
+}
+
+// The scale as the 0-dim tensor Backend::scaled_gemm takes.
+Tensor scalar_view(const Tensor& scale) { return scale.as_strided({}, {}, scale.offset()); }
+
+}  // namespace
+
+Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const Tensor& scale_b,
+                 DType out_dtype) {
+  ops::check_same_device("scaled_mm", {a, b, scale_a, scale_b});
+  RCUDA_CHECK(is_float8(a.dtype()) && is_float8(b.dtype()), DTypeError,
+              "scaled_mm: expected float8 operands (float8_e4m3fn or float8_e5m2), got ",
+              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
+              " (convert first, e.g. to(x, DType::Float8E4M3FN), or use matmul)");
+  RCUDA_CHECK(!(a.dtype() == DType::Float8E5M2 && b.dtype() == DType::Float8E5M2), DTypeError,
+              "scaled_mm: float8_e5m2 x float8_e5m2 is not supported (cuBLASLt multiplies "
+              "e4m3fn x e4m3fn, e4m3fn x e5m2 and e5m2 x e4m3fn)");
+  check_scaled_mm_scale("scale_a", scale_a);
+  check_scaled_mm_scale("scale_b", scale_b);
+  RCUDA_CHECK(
+      out_dtype == DType::BFloat16 || out_dtype == DType::Float16 || out_dtype == DType::Float32,
+      DTypeError, "scaled_mm: out_dtype must be bfloat16, float16 or float32, got ",
+      dtype_name(out_dtype));
+  RCUDA_CHECK(a.dim() == 2 && b.dim() == 2, ShapeError,
+              "scaled_mm: expected 2-D matrices, got shapes ", shape_str(a.shape()), " and ",
+              shape_str(b.shape()));
+  check_inner_sizes("scaled_mm", a, b, a.size(1), b.size(0));
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  RCUDA_CHECK(k % 16 == 0 && n % 16 == 0, ShapeError,
+              "scaled_mm: K and N must be multiples of 16 (cuBLASLt's fp8 kernels require it), "
+              "got a ",
+              shape_str(a.shape()), " and b ", shape_str(b.shape()), " (K=", k, ", N=", n,
+              "); pad the operands with zeros");
+  // Note [fp8 operand layouts]
+  RCUDA_CHECK((a.stride(1) == 1 || k <= 1) && (m <= 1 || a.stride(0) >= k), ValueError,
+              "scaled_mm: a must be row-major (a.stride(1) == 1, rows not overlapping), "
+              "got a of shape ",
+              shape_str(a.shape()), " with strides ", shape_str(a.strides()),
+              "; pass contiguous(a)");
+  RCUDA_CHECK((b.stride(0) == 1 || k <= 1) && (n <= 1 || b.stride(1) >= k), ValueError,
+              "scaled_mm: b must be column-major (b.stride(0) == 1), as cuBLASLt's fp8 kernels "
+              "read both operands K-major, got b of shape ",
+              shape_str(b.shape()), " with strides ", shape_str(b.strides()),
+              "; pass b = contiguous(b.t()).t() (for a weight w [N,K]: b = w.t())");
+
+  Tensor out = Tensor::empty({m, n}, out_dtype, a.device());
+  if (out.numel() == 0) return out;
+  Backend& backend = backend_of(out);
+  if (k == 0) {
+    backend.fill(out, 0.0);
+    return out;
+  }
+  backend.scaled_gemm(out, a, b, scalar_view(scale_a), scalar_view(scale_b));
   return out;
 }
 

@@ -197,7 +197,7 @@ TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
                                   4 * test::backend_tolerance(expected.dtype())))
           << op << " " << dtype_name(dtype);
       // Strided operands.
-      const Tensor at = test::transposed_copy(random_tensor({50, 40}, dtype, 1, 9));
+      const Tensor at = test::transposed_copy(random_tensor({40, 50}, dtype, 1, 9));
       EXPECT_TRUE(test::all_close(values(binary_op(op, on_cuda(at), on_cuda(b))),
                                   values(binary_op(op, at, b)),
                                   4 * test::backend_tolerance(expected.dtype())))

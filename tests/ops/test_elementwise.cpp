@@ -617,8 +617,7 @@ TEST(ElementwiseInPlace, ContiguousAndBroadcastOther) {
     SCOPED_TRACE(dtype_name(dtype));
     const Tensor self = random_input({4, 5}, dtype, -5, 5), other = random_input({5}, dtype, -5, 5);
     const Tensor before = clone(self);
-    const Tensor& r = add_(self, other, 2);
-    EXPECT_EQ(&r, &self);
+    EXPECT_EQ(&add_(self, other, 2), &self);
     EXPECT_TRUE(matches_binary(self, before, other, dtype, dtype,
                                [](double x, double y) { return x + 2 * y; }));
     const Tensor before_mul = clone(self);

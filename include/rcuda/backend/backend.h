@@ -83,6 +83,12 @@ class Backend {
   // old contents (NaN included).
   virtual void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
                     double beta) = 0;
+  // out [M,N] (float32, float16 or bfloat16) = (scale_a * a) @ (scale_b * b) for float8 a [M,K]
+  // row-major and b [K,N] column-major (the layouts cuBLASLt's fp8 kernels read, Note [fp8
+  // operand layouts] in src/ops/linalg.cpp), K and N multiples of 16, K > 0; scale_a and
+  // scale_b are 0-dim float32 tensors on the device (read there, never synchronised).
+  virtual void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b,
+                           const Tensor& scale_a, const Tensor& scale_b) = 0;
 
   // Philox streams (Note [Philox stream] in rcuda/core/philox.h); out contiguous.
   virtual void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,

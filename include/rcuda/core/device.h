@@ -1,6 +1,7 @@
 // Where a tensor lives: the CPU, or a CUDA device by index.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace rcuda {

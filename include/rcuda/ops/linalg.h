@@ -1,5 +1,6 @@
 // Matrix products: cuBLASLt on the GPU, OpenBLAS on the CPU. float32 and float64; float16 and
-// bfloat16 with float32 accumulation. Integral dtypes are refused with a DTypeError.
+// bfloat16 with float32 accumulation; float8 through scaled_mm only. Integral dtypes are
+// refused with a DTypeError.
 #pragma once
 
 #include "rcuda/core/scalar.h"
@@ -15,5 +16,14 @@ Tensor bmm(const Tensor& a, const Tensor& b);  // 3-D only, equal batch
 // beta * input + alpha * (a @ b); input broadcasts to the product's shape.
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1,
              const Scalar& alpha = 1);
+
+// torch._scaled_mm with per-tensor scales: (scale_a * a) @ (scale_b * b) in out_dtype
+// (bfloat16, float16 or float32), accumulated in float32. a [M,K] and b [K,N] are float8
+// (e4m3fn x e4m3fn, e4m3fn x e5m2 or e5m2 x e4m3fn); scale_a and scale_b are one-element
+// float32 tensors on the operands' device. As cuBLASLt's fp8 kernels require: a row-major
+// (a.stride(1) == 1), b column-major (b.stride(0) == 1, e.g. b = w.t() for a row-major
+// w [N,K]), K and N multiples of 16. CUDA needs compute capability 8.9 or newer.
+Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const Tensor& scale_b,
+                 DType out_dtype = DType::BFloat16);
 
 }  // namespace rcuda

@@ -1,5 +1,6 @@
 // The CPU backend. Its primitives are defined by family in this folder: elementwise.cpp,
-// reduce.cpp, softmax_cumsum.cpp, gemm.cpp (OpenBLAS), random.cpp (Philox), index.cpp.
+// reduce.cpp, softmax_cumsum.cpp, gemm.cpp (OpenBLAS), scaled_gemm.cpp (float8 products),
+// random.cpp (Philox), index.cpp.
 #pragma once
 
 #include "rcuda/backend/backend.h"
@@ -29,6 +30,8 @@ class CpuBackend final : public Backend {
 
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
+  void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& scale_a,
+                   const Tensor& scale_b) override;
 
   void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,
                       double high) override;

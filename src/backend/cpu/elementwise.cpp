@@ -226,8 +226,7 @@ void CpuBackend::linspace(const Tensor& out, double start, double end) {
     for (int64_t i = 0; i < n; ++i) {
       const double v = i < half ? start + step * static_cast<double>(i)
                                 : end - step * static_cast<double>(n - 1 - i);
-      if constexpr (std::is_integral_v<T>) o[i] = static_cast<T>(v);
-      else o[i] = convert<T>(v);
+      o[i] = convert<T>(v);
     }
   });
 }

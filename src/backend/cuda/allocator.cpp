@@ -81,13 +81,16 @@ class CudaPoolAllocator final : public Allocator {
     DeviceGuard guard(device_);
     cudaStream_t stream = current_stream(device_);
     void* ptr = nullptr;
-    cudaError_t status = cudaMallocFromPoolAsync(&ptr, nbytes, pool_, stream);
+    // Whole 16-byte units: kernels may read a tensor's last aligned word or vector (the CAS of
+    // a uint8 atomic, a 16-byte load of a tail), which must stay inside the allocation.
+    const size_t rounded = (nbytes + 15) & ~size_t{15};
+    cudaError_t status = cudaMallocFromPoolAsync(&ptr, rounded, pool_, stream);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       run_oom_hooks(nbytes);
       RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream));
       RCUDA_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
-      status = cudaMallocFromPoolAsync(&ptr, nbytes, pool_, stream);
+      status = cudaMallocFromPoolAsync(&ptr, rounded, pool_, stream);
       if (status == cudaSuccess) retries_.fetch_add(1);
     }
     if (status == cudaErrorMemoryAllocation) {
@@ -109,7 +112,7 @@ class CudaPoolAllocator final : public Allocator {
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
     }
     allocations_.fetch_add(1);
-    if (poison_) RCUDA_CUDA_CHECK(cudaMemsetAsync(ptr, 0xFF, nbytes, stream));
+    if (poison_) RCUDA_CUDA_CHECK(cudaMemsetAsync(ptr, 0xFF, rounded, stream));
     return ptr;
   }
 

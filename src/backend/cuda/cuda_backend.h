@@ -1,5 +1,5 @@
 // The CUDA backend. Its primitives are defined by family in kernels/*.cu (one file per family)
-// and cublaslt.cpp (gemm); copies between host and device in copy.cpp.
+// and cublaslt.cpp (gemm, scaled_gemm); copies between host and device in copy.cpp.
 #pragma once
 
 #include "rcuda/backend/backend.h"
@@ -31,6 +31,8 @@ class CudaBackend final : public Backend {
 
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
+  void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& scale_a,
+                   const Tensor& scale_b) override;
 
   void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,
                       double high) override;

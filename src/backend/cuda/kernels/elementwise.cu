@@ -254,8 +254,7 @@ void linspace_typed(const Tensor& out, double start, double end) {
   launch_index_map<T>(out, [=] __device__(int64_t i) {
     const double v = i < half ? start + step * static_cast<double>(i)
                               : end - step * static_cast<double>(n - 1 - i);
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
-    else return convert<T>(v);
+    return convert<T>(v);
   });
 }
 

@@ -30,9 +30,11 @@ struct StridedArgs {
   char* data[N];
 };
 
+// The index arithmetic (division by sizes) runs in Index, 32-bit when the element count allows;
+// byte offsets are always 64-bit, since a strided view of few elements can span more than 4 GiB.
 template <int N, typename Index>
 __device__ __forceinline__ void element_offsets(const StridedArgs<N>& a, Index linear,
-                                                Index (&offsets)[N]) {
+                                                int64_t (&offsets)[N]) {
 #pragma unroll
   for (int k = 0; k < N; ++k) offsets[k] = 0;
   for (int d = a.ndim - 1; d >= 0; --d) {
@@ -40,7 +42,7 @@ __device__ __forceinline__ void element_offsets(const StridedArgs<N>& a, Index l
     const Index i = linear % size;
     linear /= size;
 #pragma unroll
-    for (int k = 0; k < N; ++k) offsets[k] += i * static_cast<Index>(a.byte_strides[d][k]);
+    for (int k = 0; k < N; ++k) offsets[k] += static_cast<int64_t>(i) * a.byte_strides[d][k];
   }
 }
 
@@ -49,7 +51,7 @@ template <int N, typename Index, typename Apply>
 __global__ void strided_kernel(StridedArgs<N> args, Index n, Apply apply) {
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    Index offsets[N];
+    int64_t offsets[N];
     element_offsets<N, Index>(args, i, offsets);
     char* ptrs[N];
 #pragma unroll

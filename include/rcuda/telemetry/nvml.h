@@ -1,0 +1,60 @@
+// GPU state from NVML, loaded at run time with dlopen so that rcuda runs (and says why there
+// is nothing to show) on machines without the NVIDIA driver. The library is
+// $RCUDA_NVML_LIBRARY when set (the tests point it at a fake), else libnvidia-ml.so.1.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rcuda::telemetry {
+
+// One reading of one GPU. A field NVML does not support on this GPU (power on some boards,
+// utilisation under MIG) is empty.
+struct GpuSample {
+  int64_t timestamp_ms = 0;  // Unix time, milliseconds
+  int index = 0;             // NVML index (not affected by CUDA_VISIBLE_DEVICES)
+  std::string uuid;
+  std::optional<double> temperature_celsius;
+  std::optional<double> power_watts;
+  std::optional<uint64_t> memory_used_bytes;
+  std::optional<uint64_t> memory_total_bytes;
+  std::optional<double> gpu_utilization_ratio;     // 0..1 (NVML's percent / 100)
+  std::optional<double> memory_utilization_ratio;  // 0..1
+  std::optional<double> sm_clock_hertz;
+};
+
+class Nvml {
+ public:
+  // The library path tried: $RCUDA_NVML_LIBRARY or libnvidia-ml.so.1.
+  static std::string library_path();
+  // Loads and initialises NVML; nullptr with *why_not set (one sentence) when it cannot.
+  static std::unique_ptr<Nvml> open(std::string* why_not);
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  // Reads every field of GPU `index` now (a few NVML calls, about a millisecond on real GPUs).
+  GpuSample sample(int index) const;
+  std::vector<GpuSample> sample_all() const;
+  // MIG mode: true/false, empty when NVML does not know (GPUs without MIG, old drivers).
+  std::optional<bool> mig_enabled(int index) const;
+  // The driver version string NVML reports ("580.159.04"), "" when unavailable.
+  std::string driver_version() const;
+
+  struct Api;  // function pointers resolved from the library
+
+ private:
+  Nvml() = default;
+  void* handle_ = nullptr;
+  std::unique_ptr<Api> api_;
+  std::vector<void*> devices_;  // nvmlDevice_t
+};
+
+// Milliseconds since the Unix epoch, the timestamp of samples.
+int64_t unix_time_ms();
+
+}  // namespace rcuda::telemetry

@@ -1,0 +1,53 @@
+# Devices: torch_device("cuda:0"), torch_device("cuda", 1), torch_device("cpu").
+# Indices are 0-based, as in torch for R.
+
+#' @export
+torch_device <- function(type, index = NULL) {
+  if (is_device(type)) return(type)
+  if (!is.character(type) || length(type) != 1) {
+    device_error("torch_device: type must be a string such as \"cpu\" or \"cuda:0\"")
+  }
+  parts <- strsplit(type, ":", fixed = TRUE)[[1]]
+  if (length(parts) == 2) {
+    if (!is.null(index)) value_error("torch_device: index given twice (in \"", type, "\" and as index)")
+    index <- suppressWarnings(as.integer(parts[2]))
+    if (is.na(index)) device_error("torch_device: cannot parse device \"", type, "\"")
+  }
+  if (!parts[1] %in% c("cpu", "cuda")) {
+    device_error("torch_device: unknown device type \"", parts[1], "\" (expected \"cpu\" or \"cuda\")")
+  }
+  if (parts[1] == "cpu") index <- NULL
+  structure(list(type = parts[1], index = if (is.null(index)) NULL else as.integer(index)),
+            class = "rcuda_device")
+}
+
+is_device <- function(x) inherits(x, "rcuda_device")
+
+# The string the engine parses ("cpu", "cuda", "cuda:1"); NULL stays NULL.
+device_string <- function(device) {
+  if (is.null(device)) return(NULL)
+  if (is.character(device) && length(device) == 1) return(device)
+  if (!is_device(device)) device_error("device must be a torch_device() or a string, got ", class(device)[1])
+  if (is.null(device$index)) device$type else paste0(device$type, ":", device$index)
+}
+
+# A device from the engine's string ("cuda:0"), as `x$device` returns it.
+device_from_string <- function(s) torch_device(s)
+
+#' @export
+print.rcuda_device <- function(x, ...) {
+  if (is.null(x$index)) {
+    cat("torch_device(type='", x$type, "')\n", sep = "")
+  } else {
+    cat("torch_device(type='", x$type, "', index=", x$index, ")\n", sep = "")
+  }
+  invisible(x)
+}
+
+#' @export
+as.character.rcuda_device <- function(x, ...) device_string(x)
+
+#' @export
+`==.rcuda_device` <- function(e1, e2) {
+  identical(device_string(torch_device(e1)), device_string(torch_device(e2)))
+}

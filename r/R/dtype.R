@@ -1,0 +1,63 @@
+# dtypes: small objects holding the engine's name ("float32", ...). They print and compare as
+# torch for R's do: torch_float() prints torch_Float and equals torch_float32().
+
+new_dtype <- function(name) structure(list(name = name), class = "rcuda_dtype")
+
+# The engine's names and the names torch prints (torch_Float, CPUFloatType, str's "Float").
+dtype_labels <- c(
+  float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
+  int32 = "Int", int64 = "Long", uint8 = "Byte", bool = "Bool"
+)
+
+#' @export
+torch_float32 <- function() new_dtype("float32")
+#' @export
+torch_float <- torch_float32
+#' @export
+torch_float64 <- function() new_dtype("float64")
+#' @export
+torch_double <- torch_float64
+#' @export
+torch_float16 <- function() new_dtype("float16")
+#' @export
+torch_half <- torch_float16
+#' @export
+torch_bfloat16 <- function() new_dtype("bfloat16")
+#' @export
+torch_int32 <- function() new_dtype("int32")
+#' @export
+torch_int <- torch_int32
+#' @export
+torch_int64 <- function() new_dtype("int64")
+#' @export
+torch_long <- torch_int64
+#' @export
+torch_uint8 <- function() new_dtype("uint8")
+#' @export
+torch_bool <- function() new_dtype("bool")
+
+is_dtype <- function(x) inherits(x, "rcuda_dtype")
+
+# The engine name for a dtype argument (NULL stays NULL): what .Call receives.
+dtype_name <- function(dtype) {
+  if (is.null(dtype)) return(NULL)
+  if (is_dtype(dtype)) return(dtype$name)
+  dtype_error("dtype must be a torch dtype such as torch_float(), got ", class(dtype)[1])
+}
+
+#' @export
+print.rcuda_dtype <- function(x, ...) {
+  cat("torch_", as.character(x), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+as.character.rcuda_dtype <- function(x, ...) unname(dtype_labels[x$name])
+
+#' @export
+`==.rcuda_dtype` <- function(e1, e2) identical(e1$name, e2$name)
+
+#' @export
+`!=.rcuda_dtype` <- function(e1, e2) !identical(e1$name, e2$name)
+
+is_floating_dtype <- function(name) name %in% c("float32", "float64", "float16", "bfloat16")

@@ -1,0 +1,81 @@
+// Filled, random and range tensors. Sizes, dtypes and devices arrive resolved by creation.R.
+#include "rcuda_r.h"
+
+using namespace rcuda;
+using namespace rcuda::r;
+
+namespace {
+TensorOptions options(SEXP dtype, SEXP device, DType fallback = DType::Float32) {
+  return TensorOptions(dtype_arg(dtype).value_or(fallback), device_arg(device));
+}
+}  // namespace
+
+// kind: "empty", "zeros", "ones" or "full" (value used only by "full").
+extern "C" SEXP rc_full(SEXP kind, SEXP size, SEXP value, SEXP dtype, SEXP device) {
+  RCUDA_BEGIN
+  const std::string k = CHAR(STRING_ELT(kind, 0));
+  const Shape shape = shape_arg(size);
+  if (k == "full") {
+    const Scalar v = scalar_arg(value, "torch_full");
+    // torch_full infers the dtype from the fill value when none is given.
+    const DType fallback = v.kind() == Scalar::Kind::Float ? DType::Float32 : v.natural_dtype();
+    return wrap(full(shape, v, options(dtype, device, fallback)));
+  }
+  const TensorOptions opts = options(dtype, device);
+  if (k == "zeros") return wrap(zeros(shape, opts));
+  if (k == "ones") return wrap(ones(shape, opts));
+  return wrap(empty(shape, opts));
+  RCUDA_END
+}
+
+// kind: "rand" or "randn".
+extern "C" SEXP rc_random(SEXP kind, SEXP size, SEXP dtype, SEXP device) {
+  RCUDA_BEGIN
+  const TensorOptions opts = options(dtype, device);
+  const Shape shape = shape_arg(size);
+  RCUDA_CHECK(is_floating(opts.dtype), DTypeError, CHAR(STRING_ELT(kind, 0)),
+              ": dtype must be floating, got ", dtype_name(opts.dtype));
+  if (std::string(CHAR(STRING_ELT(kind, 0))) == "rand") return wrap(rand(shape, opts));
+  return wrap(randn(shape, opts));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_randint(SEXP low, SEXP high, SEXP size, SEXP dtype, SEXP device) {
+  RCUDA_BEGIN
+  const int64_t lo = scalar_arg(low, "torch_randint").to_int();
+  const int64_t hi = scalar_arg(high, "torch_randint").to_int();
+  return wrap(randint(lo, hi, shape_arg(size), options(dtype, device, DType::Int64)));
+  RCUDA_END
+}
+
+// The R side has already made `end` exclusive (torch for R's end is inclusive).
+extern "C" SEXP rc_arange(SEXP start, SEXP end, SEXP step, SEXP dtype, SEXP device) {
+  RCUDA_BEGIN
+  return wrap(arange(scalar_arg(start, "torch_arange"), scalar_arg(end, "torch_arange"),
+                     scalar_arg(step, "torch_arange"), dtype_arg(dtype), device_arg(device)));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_linspace(SEXP start, SEXP end, SEXP steps, SEXP dtype, SEXP device) {
+  RCUDA_BEGIN
+  return wrap(linspace(Rf_asReal(start), Rf_asReal(end), static_cast<int64_t>(Rf_asReal(steps)),
+                       options(dtype, device)));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_eye(SEXP n, SEXP m, SEXP dtype, SEXP device) {
+  RCUDA_BEGIN
+  return wrap(eye(scalar_arg(n, "torch_eye").to_int(), scalar_arg(m, "torch_eye").to_int(),
+                  options(dtype, device)));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_manual_seed(SEXP seed) {
+  RCUDA_BEGIN
+  const double s = Rf_asReal(seed);
+  RCUDA_CHECK(s >= 0 && s == static_cast<double>(static_cast<uint64_t>(s)), ValueError,
+              "torch_manual_seed: seed must be a non-negative whole number, got ", s);
+  manual_seed(static_cast<uint64_t>(s));
+  return R_NilValue;
+  RCUDA_END
+}

@@ -1,0 +1,149 @@
+// Tensors as R external pointers, and keeping GPU memory in step with R's garbage collector.
+//
+// Note [GC pressure]
+// ~~~~~~~~~~~~~~~~~~
+// R sees an rcuda_tensor as a few bytes, so it has no reason to collect while the device fills
+// with tensors nobody references. Two things close the gap:
+//  1. Bytes of new storage are counted per device type; when the count since the last
+//     collection passes a threshold (option rcuda.gc_threshold, a fraction of device memory,
+//     read when the package loads) the glue runs R_gc() before handing the tensor to R.
+//  2. An OOM hook (cuda::add_oom_hook) runs R_gc() when an allocation fails, before the pool
+//     retries. The hook runs inside an engine call made from R, so it is on R's main thread;
+//     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.
+// Collections run the finalizers below, which drop handles and give memory back to the pool.
+#include <atomic>
+#include <thread>
+
+#include "rcuda_r.h"
+
+namespace rcuda::r {
+namespace {
+
+SEXP tensor_class() {
+  static SEXP cls = [] {
+    SEXP c = Rf_mkString("rcuda_tensor");
+    R_PreserveObject(c);
+    return c;
+  }();
+  return cls;
+}
+
+void finalize(SEXP ptr) {
+  auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(ptr));
+  if (t == nullptr) return;
+  R_ClearExternalPtr(ptr);
+  delete t;  // noexcept: Storage's destructor gives the bytes back
+}
+
+// Note [GC pressure] 1: bytes since the last collection, per device type.
+int64_t pending_bytes[kNumDeviceTypes] = {0, 0};
+int64_t threshold_bytes[kNumDeviceTypes] = {int64_t{1} << 30, -1};  // CPU: 1 GiB; CUDA: -1, computed on first use
+double gc_fraction = 0.25;
+
+std::thread::id main_thread;
+bool in_gc = false;
+int oom_hook_id = -1;
+// R 4.2 dispatches %*% only on S4 objects: there tensors carry the S4 bit (zzz.R).
+bool mark_s4 = false;
+
+void collect() {
+  if (in_gc) return;
+  in_gc = true;
+  R_gc();
+  in_gc = false;
+  for (int64_t& p : pending_bytes) p = 0;
+}
+
+int64_t threshold_for(Device device) {
+  int64_t& limit = threshold_bytes[static_cast<int>(device.type)];
+  if (limit < 0) {
+    const double total = static_cast<double>(cuda::properties(device.index).total_memory_bytes);
+    limit = static_cast<int64_t>(gc_fraction * total);
+  }
+  return limit;
+}
+
+void account(const Tensor& t) {
+  // A view shares its storage: count bytes only the first time storage reaches R.
+  if (t.storage().use_count() > 1) return;
+  const Device device = t.device();
+  int64_t& pending = pending_bytes[static_cast<int>(device.type)];
+  pending += static_cast<int64_t>(t.storage()->nbytes());
+  if (pending > threshold_for(device)) collect();
+}
+
+}  // namespace
+
+SEXP wrap(Tensor t) {
+  account(t);
+  SEXP ptr = PROTECT(R_MakeExternalPtr(new Tensor(std::move(t)), R_NilValue, R_NilValue));
+  R_RegisterCFinalizerEx(ptr, finalize, TRUE);
+  Rf_setAttrib(ptr, R_ClassSymbol, tensor_class());
+  if (mark_s4) SET_S4_OBJECT(ptr);
+  UNPROTECT(1);
+  return ptr;
+}
+
+bool is_tensor(SEXP x) {
+  return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "rcuda_tensor");
+}
+
+const Tensor& unwrap(SEXP x) {
+  if (!is_tensor(x)) throw ValueError("expected an rcuda_tensor, got an R " +
+                                      std::string(Rf_type2char(TYPEOF(x))));
+  auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(x));
+  if (t == nullptr) throw ValueError("the tensor was freed (an external pointer saved and restored?)");
+  return *t;
+}
+
+[[noreturn]] void signal_error(const char* kind, const char* message) {
+  SEXP ns = PROTECT(R_FindNamespace(Rf_mkString("rcuda")));
+  SEXP call = PROTECT(Rf_lang3(Rf_install("engine_error"), Rf_mkString(kind ? kind : "Error"),
+                               Rf_mkString(message)));
+  Rf_eval(call, ns);  // stop()s
+  UNPROTECT(2);
+  Rf_error("%s", message);  // not reached
+}
+
+}  // namespace rcuda::r
+
+using namespace rcuda;
+using namespace rcuda::r;
+
+// Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
+extern "C" SEXP rc_init(SEXP fraction, SEXP s4) {
+  RCUDA_BEGIN
+  main_thread = std::this_thread::get_id();
+  gc_fraction = Rf_asReal(fraction);
+  mark_s4 = Rf_asLogical(s4) == TRUE;
+  threshold_bytes[static_cast<int>(DeviceType::CUDA)] = -1;
+  if (oom_hook_id < 0) {
+    oom_hook_id = cuda::add_oom_hook([](int, size_t) {
+      if (std::this_thread::get_id() != main_thread) return;
+      collect();
+    });
+  }
+  return R_NilValue;
+  RCUDA_END
+}
+
+extern "C" SEXP rc_unload() {
+  RCUDA_BEGIN
+  if (oom_hook_id >= 0) cuda::remove_oom_hook(oom_hook_id);
+  oom_hook_id = -1;
+  return R_NilValue;
+  RCUDA_END
+}
+
+// Bytes counted since the last collection, and the thresholds (for tests and diagnostics).
+extern "C" SEXP rc_gc_state() {
+  RCUDA_BEGIN
+  using namespace cpp11::literals;
+  return cpp11::writable::list({
+      "cpu_pending_bytes"_nm = static_cast<double>(pending_bytes[0]),
+      "cuda_pending_bytes"_nm = static_cast<double>(pending_bytes[1]),
+      "cpu_threshold_bytes"_nm = static_cast<double>(threshold_bytes[0]),
+      "cuda_threshold_bytes"_nm = static_cast<double>(threshold_bytes[1]),
+      "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes)});
+  RCUDA_END
+}

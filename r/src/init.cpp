@@ -1,0 +1,128 @@
+// Routine registration: the table R_init_rcuda hands to R. useDynLib(rcuda, .registration =
+// TRUE) then makes each routine an R object (rc_add_alpha, ...) that .Call uses directly.
+// Keep it in step with the entry points of the other files (scripts: grep 'extern "C" SEXP').
+#include <R.h>
+#include <R_ext/Rdynload.h>
+#include <Rinternals.h>
+
+extern "C" {
+SEXP rc_from_r(SEXP data, SEXP dtype, SEXP device);
+SEXP rc_to_r(SEXP x);
+SEXP rc_item(SEXP x);
+SEXP rc_full(SEXP kind, SEXP size, SEXP value, SEXP dtype, SEXP device);
+SEXP rc_random(SEXP kind, SEXP size, SEXP dtype, SEXP device);
+SEXP rc_randint(SEXP low, SEXP high, SEXP size, SEXP dtype, SEXP device);
+SEXP rc_arange(SEXP start, SEXP end, SEXP step, SEXP dtype, SEXP device);
+SEXP rc_linspace(SEXP start, SEXP end, SEXP steps, SEXP dtype, SEXP device);
+SEXP rc_eye(SEXP n, SEXP m, SEXP dtype, SEXP device);
+SEXP rc_manual_seed(SEXP seed);
+SEXP rc_cuda_info();
+SEXP rc_cuda_properties(SEXP device);
+SEXP rc_cuda_current_device();
+SEXP rc_cuda_synchronize(SEXP device);
+SEXP rc_cuda_memory_stats(SEXP device);
+SEXP rc_cuda_empty_cache(SEXP device);
+SEXP rc_init(SEXP fraction, SEXP s4);
+SEXP rc_unload();
+SEXP rc_gc_state();
+SEXP rc_unary(SEXP op, SEXP x);
+SEXP rc_binary(SEXP op, SEXP a, SEXP b);
+SEXP rc_add_alpha(SEXP a, SEXP b, SEXP alpha, SEXP subtract);
+SEXP rc_clamp(SEXP x, SEXP min, SEXP max);
+SEXP rc_where(SEXP condition, SEXP a, SEXP b);
+SEXP rc_matmul(SEXP kind, SEXP a, SEXP b);
+SEXP rc_join(SEXP kind, SEXP tensors, SEXP dim);
+SEXP rc_reduce(SEXP kind, SEXP x, SEXP dims, SEXP keepdim, SEXP dtype);
+SEXP rc_extreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim);
+SEXP rc_argextreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim);
+SEXP rc_spread(SEXP kind, SEXP x, SEXP dims, SEXP correction, SEXP keepdim);
+SEXP rc_along(SEXP kind, SEXP x, SEXP dim);
+SEXP rc_gelu(SEXP x, SEXP approximate);
+SEXP rc_norm(SEXP x, SEXP p, SEXP dims, SEXP keepdim);
+SEXP rc_format(SEXP x);
+SEXP rc_meta(SEXP x);
+SEXP rc_shape(SEXP x);
+SEXP rc_numel(SEXP x);
+SEXP rc_is_contiguous(SEXP x);
+SEXP rc_reshape(SEXP kind, SEXP x, SEXP size);
+SEXP rc_permute(SEXP x, SEXP dims);
+SEXP rc_transpose(SEXP x, SEXP dim0, SEXP dim1);
+SEXP rc_t(SEXP x);
+SEXP rc_slice(SEXP x, SEXP dim, SEXP start, SEXP end, SEXP step);
+SEXP rc_select(SEXP x, SEXP dim, SEXP index);
+SEXP rc_narrow(SEXP x, SEXP dim, SEXP start, SEXP length);
+SEXP rc_expand(SEXP x, SEXP size);
+SEXP rc_squeeze(SEXP x, SEXP dim);
+SEXP rc_unsqueeze(SEXP x, SEXP dim);
+SEXP rc_flatten(SEXP x, SEXP start_dim, SEXP end_dim);
+SEXP rc_copy(SEXP kind, SEXP x);
+SEXP rc_to(SEXP x, SEXP dtype, SEXP device);
+SEXP rc_index_select(SEXP x, SEXP dim, SEXP index);
+SEXP rc_masked_select(SEXP x, SEXP mask);
+SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value);
+SEXP rc_assign(SEXP dst, SEXP src);
+
+static const R_CallMethodDef call_methods[] = {
+    {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
+    {"rc_to_r", (DL_FUNC)&rc_to_r, 1},
+    {"rc_item", (DL_FUNC)&rc_item, 1},
+    {"rc_full", (DL_FUNC)&rc_full, 5},
+    {"rc_random", (DL_FUNC)&rc_random, 4},
+    {"rc_randint", (DL_FUNC)&rc_randint, 5},
+    {"rc_arange", (DL_FUNC)&rc_arange, 5},
+    {"rc_linspace", (DL_FUNC)&rc_linspace, 5},
+    {"rc_eye", (DL_FUNC)&rc_eye, 4},
+    {"rc_manual_seed", (DL_FUNC)&rc_manual_seed, 1},
+    {"rc_cuda_info", (DL_FUNC)&rc_cuda_info, 0},
+    {"rc_cuda_properties", (DL_FUNC)&rc_cuda_properties, 1},
+    {"rc_cuda_current_device", (DL_FUNC)&rc_cuda_current_device, 0},
+    {"rc_cuda_synchronize", (DL_FUNC)&rc_cuda_synchronize, 1},
+    {"rc_cuda_memory_stats", (DL_FUNC)&rc_cuda_memory_stats, 1},
+    {"rc_cuda_empty_cache", (DL_FUNC)&rc_cuda_empty_cache, 1},
+    {"rc_init", (DL_FUNC)&rc_init, 2},
+    {"rc_unload", (DL_FUNC)&rc_unload, 0},
+    {"rc_gc_state", (DL_FUNC)&rc_gc_state, 0},
+    {"rc_unary", (DL_FUNC)&rc_unary, 2},
+    {"rc_binary", (DL_FUNC)&rc_binary, 3},
+    {"rc_add_alpha", (DL_FUNC)&rc_add_alpha, 4},
+    {"rc_clamp", (DL_FUNC)&rc_clamp, 3},
+    {"rc_where", (DL_FUNC)&rc_where, 3},
+    {"rc_matmul", (DL_FUNC)&rc_matmul, 3},
+    {"rc_join", (DL_FUNC)&rc_join, 3},
+    {"rc_reduce", (DL_FUNC)&rc_reduce, 5},
+    {"rc_extreme", (DL_FUNC)&rc_extreme, 4},
+    {"rc_argextreme", (DL_FUNC)&rc_argextreme, 4},
+    {"rc_spread", (DL_FUNC)&rc_spread, 5},
+    {"rc_along", (DL_FUNC)&rc_along, 3},
+    {"rc_gelu", (DL_FUNC)&rc_gelu, 2},
+    {"rc_norm", (DL_FUNC)&rc_norm, 4},
+    {"rc_format", (DL_FUNC)&rc_format, 1},
+    {"rc_meta", (DL_FUNC)&rc_meta, 1},
+    {"rc_shape", (DL_FUNC)&rc_shape, 1},
+    {"rc_numel", (DL_FUNC)&rc_numel, 1},
+    {"rc_is_contiguous", (DL_FUNC)&rc_is_contiguous, 1},
+    {"rc_reshape", (DL_FUNC)&rc_reshape, 3},
+    {"rc_permute", (DL_FUNC)&rc_permute, 2},
+    {"rc_transpose", (DL_FUNC)&rc_transpose, 3},
+    {"rc_t", (DL_FUNC)&rc_t, 1},
+    {"rc_slice", (DL_FUNC)&rc_slice, 5},
+    {"rc_select", (DL_FUNC)&rc_select, 3},
+    {"rc_narrow", (DL_FUNC)&rc_narrow, 4},
+    {"rc_expand", (DL_FUNC)&rc_expand, 2},
+    {"rc_squeeze", (DL_FUNC)&rc_squeeze, 2},
+    {"rc_unsqueeze", (DL_FUNC)&rc_unsqueeze, 2},
+    {"rc_flatten", (DL_FUNC)&rc_flatten, 3},
+    {"rc_copy", (DL_FUNC)&rc_copy, 2},
+    {"rc_to", (DL_FUNC)&rc_to, 3},
+    {"rc_index_select", (DL_FUNC)&rc_index_select, 3},
+    {"rc_masked_select", (DL_FUNC)&rc_masked_select, 2},
+    {"rc_masked_fill", (DL_FUNC)&rc_masked_fill, 3},
+    {"rc_assign", (DL_FUNC)&rc_assign, 2},
+    {nullptr, nullptr, 0}};
+
+void R_init_rcuda(DllInfo* dll) {
+  R_registerRoutines(dll, nullptr, call_methods, nullptr, nullptr);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+}
+}

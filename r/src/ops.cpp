@@ -1,0 +1,191 @@
+// Elementwise math, matrix products, joins and reductions. R passes op names; the engine's
+// unary_op/binary_op map names to kernels, so one entry point serves a whole family.
+#include <cstring>
+
+#include "rcuda_r.h"
+
+using namespace rcuda;
+using namespace rcuda::r;
+
+namespace {
+
+const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
+
+// A plain R number on the tensor's device as a 0-d tensor: 0-d tensors promote like numbers
+// (only a higher category changes the dtype), so `2 - x` types like torch's rsub.
+Tensor number_tensor(SEXP value, const char* op, Device device) {
+  const Scalar s = scalar_arg(value, op);
+  return scalar_tensor(s, s.natural_dtype(), device);
+}
+
+Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& b) {
+  if (op == "add") return add(a, b);
+  if (op == "sub") return sub(a, b);
+  if (op == "mul") return mul(a, b);
+  if (op == "div") return div(a, b);
+  if (op == "remainder") return remainder(a, b);
+  if (op == "pow") return pow(a, b);
+  if (op == "eq") return eq(a, b);
+  if (op == "ne") return ne(a, b);
+  if (op == "lt") return lt(a, b);
+  if (op == "le") return le(a, b);
+  if (op == "gt") return gt(a, b);
+  if (op == "ge") return ge(a, b);
+  return Tensor();
+}
+
+}  // namespace
+
+extern "C" SEXP rc_unary(SEXP op, SEXP x) {
+  RCUDA_BEGIN
+  return wrap(unary_op(name_of(op), unwrap(x)));
+  RCUDA_END
+}
+
+// One operand is a tensor; the other may be a tensor, a plain R number, or an R vector or
+// array (converted on the tensor's device, as torch_tensor() would).
+extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
+  RCUDA_BEGIN
+  const char* name = name_of(op);
+  if (is_tensor(a) && is_tensor(b)) return wrap(binary_op(name, unwrap(a), unwrap(b)));
+  if (is_tensor(a) && !is_scalar(b)) return wrap(binary_op(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
+  if (is_tensor(b) && !is_scalar(a)) return wrap(binary_op(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
+  if (is_tensor(a)) {
+    Tensor r = tensor_with_scalar(name, unwrap(a), scalar_arg(b, name));
+    if (r.defined()) return wrap(std::move(r));
+    return wrap(binary_op(name, unwrap(a), number_tensor(b, name, unwrap(a).device())));
+  }
+  const Tensor& t = unwrap(b);
+  return wrap(binary_op(name, number_tensor(a, name, t.device()), t));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_add_alpha(SEXP a, SEXP b, SEXP alpha, SEXP subtract) {
+  RCUDA_BEGIN
+  const Scalar s = scalar_arg(alpha, "add");
+  if (Rf_asLogical(subtract)) return wrap(sub(unwrap(a), unwrap(b), s));
+  return wrap(add(unwrap(a), unwrap(b), s));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_clamp(SEXP x, SEXP min, SEXP max) {
+  RCUDA_BEGIN
+  std::optional<Scalar> lo, hi;
+  if (!Rf_isNull(min)) lo = scalar_arg(min, "clamp");
+  if (!Rf_isNull(max)) hi = scalar_arg(max, "clamp");
+  return wrap(clamp(unwrap(x), lo, hi));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_where(SEXP condition, SEXP a, SEXP b) {
+  RCUDA_BEGIN
+  const Tensor& c = unwrap(condition);
+  if (is_tensor(a) && is_tensor(b)) return wrap(where(c, unwrap(a), unwrap(b)));
+  if (is_tensor(a)) return wrap(where(c, unwrap(a), scalar_arg(b, "where")));
+  if (is_tensor(b)) return wrap(where(c, scalar_arg(a, "where"), unwrap(b)));
+  return wrap(where(c, number_tensor(a, "where", c.device()), number_tensor(b, "where", c.device())));
+  RCUDA_END
+}
+
+// kind: "matmul", "mm" or "bmm".
+extern "C" SEXP rc_matmul(SEXP kind, SEXP a, SEXP b) {
+  RCUDA_BEGIN
+  const std::string k = name_of(kind);
+  if (k == "mm") return wrap(mm(unwrap(a), unwrap(b)));
+  if (k == "bmm") return wrap(bmm(unwrap(a), unwrap(b)));
+  return wrap(matmul(unwrap(a), unwrap(b)));
+  RCUDA_END
+}
+
+// kind: "cat" or "stack"; tensors is a list of rcuda_tensor.
+extern "C" SEXP rc_join(SEXP kind, SEXP tensors, SEXP dim) {
+  RCUDA_BEGIN
+  std::vector<Tensor> list;
+  for (R_xlen_t i = 0; i < Rf_xlength(tensors); ++i) list.push_back(unwrap(VECTOR_ELT(tensors, i)));
+  const std::string k = name_of(kind);
+  const int64_t d = dim_arg(dim, k.c_str());
+  return wrap(k == "cat" ? cat(list, d) : stack(list, d));
+  RCUDA_END
+}
+
+// kind: "sum", "mean", "prod", "all", "any", "logsumexp"; dims NULL means all.
+extern "C" SEXP rc_reduce(SEXP kind, SEXP x, SEXP dims, SEXP keepdim, SEXP dtype) {
+  RCUDA_BEGIN
+  const std::string k = name_of(kind);
+  const Tensor& t = unwrap(x);
+  const Dims d = dims_arg(dims, k.c_str());
+  const bool keep = Rf_asLogical(keepdim);
+  if (k == "sum") return wrap(sum(t, d, keep, dtype_arg(dtype)));
+  if (k == "mean") {
+    const auto dt = dtype_arg(dtype);
+    return wrap(mean(dt ? to(t, *dt) : t, d, keep));
+  }
+  if (k == "prod") return wrap(prod(t, d, keep));
+  if (k == "all") return wrap(all(t, d, keep));
+  if (k == "any") return wrap(any(t, d, keep));
+  if (k == "logsumexp") return wrap(logsumexp(t, d, keep));
+  throw ValueError("reduce: unknown reduction '" + k + "'");
+  RCUDA_END
+}
+
+// max/min: over everything (dim NULL) a 0-d tensor, else list(values, indices) with 1-based
+// indices, as torch for R.
+extern "C" SEXP rc_extreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim) {
+  RCUDA_BEGIN
+  const bool is_max = std::strcmp(name_of(kind), "max") == 0;
+  const Tensor& t = unwrap(x);
+  if (Rf_isNull(dim)) return wrap(is_max ? max(t) : min(t));
+  const int64_t d = dim_arg(dim, name_of(kind));
+  auto [values, indices] = is_max ? max(t, d, Rf_asLogical(keepdim)) : min(t, d, Rf_asLogical(keepdim));
+  cpp11::writable::list out(2);
+  out[0] = wrap(std::move(values));
+  out[1] = wrap(add(indices, Scalar(int64_t{1})));
+  return out;
+  RCUDA_END
+}
+
+// argmax/argmin with 1-based results.
+extern "C" SEXP rc_argextreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim) {
+  RCUDA_BEGIN
+  const bool is_max = std::strcmp(name_of(kind), "argmax") == 0;
+  std::optional<int64_t> d;
+  if (!Rf_isNull(dim)) d = dim_arg(dim, name_of(kind));
+  const bool keep = Rf_asLogical(keepdim);
+  Tensor i = is_max ? argmax(unwrap(x), d, keep) : argmin(unwrap(x), d, keep);
+  return wrap(add(i, Scalar(int64_t{1})));
+  RCUDA_END
+}
+
+// kind: "var" or "std".
+extern "C" SEXP rc_spread(SEXP kind, SEXP x, SEXP dims, SEXP correction, SEXP keepdim) {
+  RCUDA_BEGIN
+  const bool is_var = std::strcmp(name_of(kind), "var") == 0;
+  const Dims d = dims_arg(dims, name_of(kind));
+  const double c = Rf_asReal(correction);
+  const bool keep = Rf_asLogical(keepdim);
+  return wrap(is_var ? var(unwrap(x), d, c, keep) : rcuda::std(unwrap(x), d, c, keep));
+  RCUDA_END
+}
+
+// kind: "softmax", "log_softmax" or "cumsum".
+extern "C" SEXP rc_along(SEXP kind, SEXP x, SEXP dim) {
+  RCUDA_BEGIN
+  const std::string k = name_of(kind);
+  const int64_t d = dim_arg(dim, k.c_str());
+  if (k == "softmax") return wrap(softmax(unwrap(x), d));
+  if (k == "log_softmax") return wrap(log_softmax(unwrap(x), d));
+  return wrap(cumsum(unwrap(x), d));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_gelu(SEXP x, SEXP approximate) {
+  RCUDA_BEGIN
+  return wrap(gelu(unwrap(x), name_of(approximate)));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_norm(SEXP x, SEXP p, SEXP dims, SEXP keepdim) {
+  RCUDA_BEGIN
+  return wrap(norm(unwrap(x), Rf_asReal(p), dims_arg(dims, "norm"), Rf_asLogical(keepdim)));
+  RCUDA_END
+}

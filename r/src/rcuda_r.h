@@ -1,0 +1,70 @@
+// Shared by the glue files: turning R values into engine arguments and tensors into R objects,
+// and the error boundary every .Call entry point sits behind.
+//
+// Note [Error boundary]
+// ~~~~~~~~~~~~~~~~~~~~~
+// R errors are longjmps; C++ errors are exceptions. Neither may cross the other's frames.
+// Every entry point is `RCUDA_BEGIN ... RCUDA_END`: engine exceptions (rcuda::Error) are caught,
+// their kind and message copied into a plain char buffer, and only after the try block has
+// ended (so every C++ object of the call is destroyed) is the R condition signalled. R errors
+// raised inside the try block by cpp11 (safe[] / unwind_protect) travel as
+// cpp11::unwind_exception and are resumed with R_ContinueUnwind, as cpp11's END_CPP11 does.
+#pragma once
+
+#include <cpp11.hpp>
+
+#include <optional>
+#include <vector>
+
+#include "rcuda/backend/cuda.h"
+#include "rcuda/rcuda.h"
+
+namespace rcuda::r {
+
+// ---- tensors as R objects (handles.cpp) ----------------------------------------------------
+// A new external pointer of class "rcuda_tensor" owning a copy of the handle; its finalizer
+// drops the handle when R collects it.
+SEXP wrap(Tensor t);
+// The tensor behind an rcuda_tensor; ValueError for anything else.
+const Tensor& unwrap(SEXP x);
+bool is_tensor(SEXP x);
+
+// An R vector or array as a tensor (convert.cpp; Note [R layout]).
+Tensor from_r(SEXP data, std::optional<DType> dtype, Device device);
+
+// ---- arguments (args.cpp) -------------------------------------------------------------------
+// dtype names as the R side passes them ("float32", ...); NULL gives std::nullopt.
+std::optional<DType> dtype_arg(SEXP x);
+Device device_arg(SEXP x);  // "cpu", "cuda:0"; NULL gives the CPU
+Shape shape_arg(SEXP x);    // integer or double vector of sizes
+// R's 1-based dims (negative from the end) to the engine's 0-based ones; `op` names the caller.
+int64_t dim_arg(SEXP x, const char* op);
+std::vector<int64_t> dims_arg(SEXP x, const char* op);  // NULL: every dim
+Scalar scalar_arg(SEXP x, const char* op);              // a length-1 numeric/integer/logical
+bool is_scalar(SEXP x);
+
+// Signals the R condition for an engine error (conditions.R); does not return.
+[[noreturn]] void signal_error(const char* kind, const char* message);
+
+}  // namespace rcuda::r
+
+#define RCUDA_BEGIN                                    \
+  char rcuda_error_message_[8192] = "";                \
+  const char* rcuda_error_kind_ = nullptr;             \
+  SEXP rcuda_unwind_token_ = R_NilValue;               \
+  try {
+#define RCUDA_END                                                                          \
+  }                                                                                        \
+  catch (cpp11::unwind_exception & e) {                                                    \
+    rcuda_unwind_token_ = e.token;                                                         \
+  }                                                                                        \
+  catch (const rcuda::Error& e) {                                                          \
+    rcuda_error_kind_ = e.kind();                                                          \
+    std::snprintf(rcuda_error_message_, sizeof(rcuda_error_message_), "%s", e.what());     \
+  }                                                                                        \
+  catch (const std::exception& e) {                                                        \
+    rcuda_error_kind_ = "Error";                                                           \
+    std::snprintf(rcuda_error_message_, sizeof(rcuda_error_message_), "%s", e.what());     \
+  }                                                                                        \
+  if (rcuda_unwind_token_ != R_NilValue) R_ContinueUnwind(rcuda_unwind_token_);            \
+  rcuda::r::signal_error(rcuda_error_kind_, rcuda_error_message_);

@@ -1,0 +1,4 @@
+library(testthat)
+library(rcuda)
+
+test_check("rcuda")

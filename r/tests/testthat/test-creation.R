@@ -1,0 +1,55 @@
+test_that("filled tensors", {
+  for (device in test_devices()) {
+    expect_identical(as.array(torch_zeros(2, 3, device = device)), matrix(0, 2, 3))
+    expect_identical(as.array(torch_ones(c(2, 3), device = device)), matrix(1, 2, 3))
+    expect_identical(as.array(torch_full(c(2, 2), 7, device = device)), matrix(7, 2, 2))
+    expect_equal(torch_empty(4, 5, device = device)$shape, c(4L, 5L))
+    expect_identical(as.array(torch_eye(3, device = device)), diag(3))
+  }
+  expect_true(torch_zeros(2, dtype = torch_int())$dtype == torch_int())
+  expect_true(torch_full(c(2), 1L)$dtype == torch_long())
+})
+
+test_that("torch_arange includes its end, as torch for R", {
+  expect_equal(as.array(torch_arange(1, 5)), c(1, 2, 3, 4, 5))
+  expect_identical(as.array(torch_arange(1L, 5L)), 1:5)
+  expect_true(torch_arange(1L, 5L)$dtype == torch_long())
+  expect_true(torch_arange(1, 5)$dtype == torch_float())
+  expect_equal(as.array(torch_arange(0, 1, 0.25)), c(0, 0.25, 0.5, 0.75, 1))
+  expect_equal(as.array(torch_arange(5, 1, -2)), c(5, 3, 1))
+  expect_error(torch_arange(1, 5, 0), class = "rcuda_value_error")
+})
+
+test_that("random tensors: ranges, moments and seeds", {
+  for (device in test_devices()) {
+    torch_manual_seed(1)
+    u <- as.array(torch_rand(10000, device = device))
+    expect_true(all(u >= 0 & u < 1))
+    expect_equal(mean(u), 0.5, tolerance = 0.02)
+    n <- as.array(torch_randn(10000, device = device))
+    expect_equal(c(mean(n), sd(n)), c(0, 1), tolerance = 0.05)
+    r <- as.array(torch_randint(3, 7, c(1000), device = device))
+    expect_true(all(r >= 3 & r < 7))
+    torch_manual_seed(42)
+    a <- as.array(torch_randn(5, device = device))
+    torch_manual_seed(42)
+    expect_identical(as.array(torch_randn(5, device = device)), a)
+  }
+  expect_error(torch_randn(2, dtype = torch_int()), class = "rcuda_dtype_error")
+})
+
+test_that("*_like keeps shape, dtype and device", {
+  x <- torch_ones(2, 3, dtype = torch_double())
+  for (f in list(torch_zeros_like, torch_ones_like, torch_empty_like, torch_rand_like, torch_randn_like)) {
+    y <- f(x)
+    expect_equal(y$shape, c(2L, 3L))
+    expect_true(y$dtype == torch_double())
+  }
+  expect_identical(as.array(torch_full_like(x, 3)), matrix(3, 2, 3))
+  expect_true(torch_zeros_like(x, dtype = torch_int())$dtype == torch_int())
+})
+
+test_that("negative sizes and requires_grad are refused clearly", {
+  expect_error(torch_zeros(-1), class = "rcuda_shape_error")
+  expect_error(torch_zeros(2, requires_grad = TRUE), class = "rcuda_value_error")
+})

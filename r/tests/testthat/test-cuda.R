@@ -1,0 +1,30 @@
+test_that("CUDA queries work with and without a GPU", {
+  expect_type(cuda_is_available(), "logical")
+  expect_gte(cuda_device_count(), 0)
+  expect_equal(cuda_is_available(), cuda_device_count() > 0)
+  expect_null(cuda_empty_cache())
+  expect_true(is.na(backends_cudnn_version()))
+})
+
+test_that("CUDA device functions", {
+  skip_if_cuda_not_available()
+  expect_equal(cuda_current_device(), 0L)
+  expect_type(cuda_get_device_name(), "character")
+  cap <- cuda_get_device_capability()
+  expect_equal(names(cap), c("Major", "Minor"))
+  expect_true(cap[["Major"]] >= 5)
+  expect_s3_class(cuda_runtime_version(), "numeric_version")
+  expect_null(cuda_synchronize())
+  stats <- cuda_memory_stats()
+  expect_true(all(c("allocated_bytes.all.current", "reserved_bytes.all.peak") %in% names(stats)))
+  expect_error(cuda_get_device_name(cuda_device_count()), class = "rcuda_index_error")
+})
+
+test_that("CUDA ops agree with the CPU", {
+  skip_if_cuda_not_available()
+  x <- random_array(64, 32)
+  g <- torch_tensor(x, dtype = torch_double(), device = "cuda")
+  expect_equal(as.array((g %*% g$t())$cpu()), x %*% t(x))
+  expect_equal(sum(g)$item(), sum(x))
+  expect_error(g + torch_tensor(x, dtype = torch_double()), class = "rcuda_device_error")
+})

@@ -1,0 +1,31 @@
+test_that("dtype objects compare and print as torch's", {
+  expect_true(torch_float() == torch_float32())
+  expect_true(torch_double() == torch_float64())
+  expect_true(torch_half() == torch_float16())
+  expect_true(torch_int() == torch_int32())
+  expect_true(torch_long() == torch_int64())
+  expect_false(torch_float() == torch_double())
+  expect_equal(as.character(torch_bfloat16()), "BFloat16")
+  expect_equal(as.character(torch_uint8()), "Byte")
+  expect_equal(as.character(torch_bool()), "Bool")
+})
+
+test_that("devices parse like torch_device", {
+  d <- torch_device("cuda:1")
+  expect_equal(d$type, "cuda")
+  expect_equal(d$index, 1L)
+  expect_equal(torch_device("cuda", 0)$index, 0L)
+  expect_equal(torch_device("cpu")$type, "cpu")
+  expect_error(torch_device("tpu"), class = "rcuda_device_error")
+  expect_true(torch_ones(1)$device == torch_device("cpu"))
+  expect_false(torch_ones(1)$is_cuda)
+  expect_true(is_torch_tensor(torch_ones(1)))
+  expect_false(is_torch_tensor(1))
+})
+
+test_that("a CUDA device without CUDA is an rcuda_device_error", {
+  skip_if(cuda_is_available())
+  expect_error(torch_ones(2, device = "cuda"), class = "rcuda_device_error")
+  expect_error(torch_ones(2)$cuda(), class = "rcuda_device_error")
+  expect_error(as.gpu(1:3), class = "rcuda_device_error")
+})

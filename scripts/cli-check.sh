@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `rcuda` command line, run by `make test` after the C++ tests:
+# doctor (text, exit status, JSON against docs/doctor-schema.json), monitor and exporter
+# driven by the fake NVML library (tests/telemetry/fake_nvml.c), exporter output through
+# `promtool check metrics` and an OpenMetrics parser, and a small bench.
+#
+#   scripts/cli-check.sh [BUILD_DIR]       (default: build)
+#
+# Needs python3 with jsonschema (Debian: python3-jsonschema), promtool (Debian: prometheus)
+# and curl. A missing tool fails the check that needs it, saying which package provides it.
+set -uo pipefail
+
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RCUDA="$BUILD/apps/cli/rcuda"
+FAKE="$BUILD/tests/libfake_nvml.so"
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$WORK"' EXIT
+failures=0
+
+ok() { echo "ok   - $1"; }
+bad() { echo "FAIL - $1"; failures=$((failures + 1)); }
+need() { command -v "$1" >/dev/null || { bad "$2: '$1' not found (install $3)"; return 1; }; }
+
+for f in "$RCUDA" "$FAKE"; do
+  [ -e "$f" ] || { echo "cli-check: $f is missing: build first (cmake --build $BUILD)"; exit 1; }
+done
+
+# A python3 that has jsonschema: the one on PATH, else Debian's.
+PY=python3
+$PY -c 'import jsonschema' 2>/dev/null || PY=/usr/bin/python3
+
+# ---- doctor ---------------------------------------------------------------------------------
+"$RCUDA" doctor >"$WORK/doctor.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] || grep -q "^  FAIL" "$WORK/doctor.txt"; then ok "doctor exits $rc (1 only with a FAIL)"; else bad "doctor exits $rc without a FAIL"; cat "$WORK/doctor.txt"; fi
+if grep -q "^  cuda:0" "$WORK/doctor.txt" || grep -q "CUDA is not available: ." "$WORK/doctor.txt"; then
+  ok "doctor lists devices or says why CUDA is not available"
+else bad "doctor neither lists devices nor says why CUDA is unavailable"; fi
+"$RCUDA" doctor --json >"$WORK/doctor.json" 2>"$WORK/doctor.err"
+if $PY "$ROOT/tests/cli/validate_doctor_json.py" "$WORK/doctor.json"; then ok "doctor --json matches docs/doctor-schema.json"
+else bad "doctor --json does not match the schema (python3-jsonschema installed?)"; fi
+
+# ---- monitor (fake NVML) --------------------------------------------------------------------
+export RCUDA_NVML_LIBRARY="$FAKE" FAKE_NVML_GPUS=2 FAKE_NVML_TEMPERATURE=55 FAKE_NVML_POWER_MW=123456
+"$RCUDA" monitor --duration 1 --interval 200 --output "$WORK/m.csv" 2>"$WORK/m.err"
+rows=$(($(wc -l <"$WORK/m.csv") - 1))
+if [ "$rows" -eq 10 ] && head -1 "$WORK/m.csv" | grep -q '^timestamp,gpu,uuid,temperature_celsius,power_watts,'; then
+  ok "monitor --duration 1 --interval 200 writes 5 samples x 2 GPUs of CSV"
+else bad "monitor CSV: $rows rows"; cat "$WORK/m.csv"; fi
+if awk -F, 'NR>1 && !($2==0 && $4==55 && $5==123.456 || $2==1 && $4==56 && $5==124.456) {exit 1}' "$WORK/m.csv"; then
+  ok "monitor CSV carries the values set through FAKE_NVML_*"
+else bad "monitor CSV values differ from the fake's"; cat "$WORK/m.csv"; fi
+"$RCUDA" monitor --duration 0.5 --format jsonl >"$WORK/m.jsonl" 2>/dev/null
+if $PY -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) >= 4 and {r["gpu"] for r in rows} == {0, 1}
+assert all(r["power_watts"] == 123.456 + r["gpu"] and r["sm_clock_hertz"] == 1980e6 + 1e6 * r["gpu"] for r in rows)
+' "$WORK/m.jsonl"; then ok "monitor --format jsonl: one JSON object per GPU per sample"
+else bad "monitor JSONL"; cat "$WORK/m.jsonl"; fi
+
+# SIGINT: stops, exits 0, last line complete, CPU use reported on stderr (target < 1%).
+"$RCUDA" monitor --interval 200 >"$WORK/int.csv" 2>"$WORK/int.err" &
+pid=$!
+sleep 2.1
+kill -INT $pid
+wait $pid
+rc=$?
+last=$(tail -c 1 "$WORK/int.csv" | od -An -c | tr -d ' ')
+fields=$(tail -1 "$WORK/int.csv" | awk -F, '{print NF}')
+if [ $rc -eq 0 ] && [ "$last" = '\n' ] && [ "$fields" -eq 10 ]; then ok "monitor ends cleanly on SIGINT with a complete last line"
+else bad "monitor on SIGINT: exit $rc, last byte '$last', $fields fields"; fi
+cpu=$(sed -n 's/.*after it \([0-9.]*\)% of one core.*/\1/p' "$WORK/int.err")
+if [ -n "$cpu" ] && awk -v c="$cpu" 'BEGIN {exit !(c < 1.0)}'; then ok "monitor's own CPU use at 200 ms: $cpu% of one core (< 1%)"
+else bad "monitor CPU use: '$(cat "$WORK/int.err")'"; fi
+FAKE_NVML_INIT_ERROR=9 "$RCUDA" monitor --duration 0.2 >/dev/null 2>"$WORK/noinit.err"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "Driver Not Loaded" "$WORK/noinit.err"; then ok "monitor without NVML exits $rc and says why"
+else bad "monitor without NVML: exit $rc, '$(cat "$WORK/noinit.err")'"; fi
+
+# ---- exporter (fake NVML) -------------------------------------------------------------------
+start_exporter() {  # args: extra options; sets PORT and EXPORTER_PID
+  "$RCUDA" exporter --port 0 "$@" 2>"$WORK/exp.err" &
+  EXPORTER_PID=$!
+  PORT=""
+  for _ in $(seq 50); do
+    PORT=$(sed -n 's#.*serving http://[^:]*:\([0-9]*\)/metrics#\1#p' "$WORK/exp.err")
+    [ -n "$PORT" ] && break
+    sleep 0.1
+  done
+}
+if need curl exporter "curl"; then
+  start_exporter --interval 200
+  if [ -z "$PORT" ]; then bad "exporter did not start: $(cat "$WORK/exp.err")"; else
+    if grep -q "127.0.0.1" "$WORK/exp.err"; then ok "exporter binds to loopback by default"; else bad "exporter bind address"; fi
+    curl -sS -D "$WORK/prom.h" "http://127.0.0.1:$PORT/metrics" >"$WORK/prom.txt"
+    if grep -qi '^content-type: text/plain; version=0.0.4' "$WORK/prom.h" &&
+       grep -q '^rcuda_gpu_temperature_celsius{gpu="1",uuid="GPU-fa4e0000-0000-0000-0000-000000000001"} 56$' "$WORK/prom.txt" &&
+       grep -q '^rcuda_gpu_power_watts{gpu="0",uuid="GPU-fa4e0000-0000-0000-0000-000000000000"} 123.456$' "$WORK/prom.txt" &&
+       grep -q '^rcuda_gpu_memory_total_bytes{gpu="0",' "$WORK/prom.txt" &&
+       grep -q '^rcuda_build_info{version=' "$WORK/prom.txt"; then
+      ok "exporter /metrics: Prometheus text with the fake's values in base units"
+    else bad "exporter /metrics content"; cat "$WORK/prom.h" "$WORK/prom.txt"; fi
+    if need promtool "promtool check metrics" "Debian package prometheus"; then
+      if promtool check metrics <"$WORK/prom.txt"; then ok "promtool check metrics: no problems"
+      else bad "promtool check metrics"; fi
+    fi
+    curl -sS -D "$WORK/om.h" -H 'Accept: application/openmetrics-text; version=1.0.0' \
+      "http://127.0.0.1:$PORT/metrics" >"$WORK/om.txt"
+    if grep -qi '^content-type: application/openmetrics-text' "$WORK/om.h" &&
+       $PY "$ROOT/tests/cli/check_openmetrics.py" "$WORK/om.txt"; then ok "exporter OpenMetrics on Accept, ending in # EOF"
+    else bad "exporter OpenMetrics"; cat "$WORK/om.h" "$WORK/om.txt"; fi
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")
+    if [ "$code" = 404 ]; then ok "exporter: unknown path is 404"; else bad "exporter: unknown path gave $code"; fi
+    kill -INT $EXPORTER_PID
+    wait $EXPORTER_PID
+    rc=$?
+    if [ $rc -eq 0 ]; then ok "exporter stops cleanly on SIGINT"; else bad "exporter exit $rc on SIGINT"; fi
+  fi
+
+  # A slow NVML (each reading 400 ms) must not slow a scrape: it serves the latest sample.
+  FAKE_NVML_DELAY_MS=400 start_exporter --interval 200
+  if [ -n "$PORT" ]; then
+    sleep 0.5
+    t=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$PORT/metrics")
+    if awk -v t="$t" 'BEGIN {exit !(t < 0.2)}'; then ok "scrape with a slow NVML took ${t}s (< the 0.2 s interval)"
+    else bad "scrape with a slow NVML took ${t}s"; fi
+    kill -INT $EXPORTER_PID; wait $EXPORTER_PID
+  else bad "exporter (slow NVML) did not start"; fi
+
+  # Without NVML the exporter still serves build information and says GPU metrics are off.
+  RCUDA_NVML_LIBRARY=/nonexistent.so start_exporter
+  if [ -n "$PORT" ] && curl -s "http://127.0.0.1:$PORT/metrics" | grep -q '^rcuda_nvml_available 0$'; then
+    ok "exporter without NVML serves rcuda_nvml_available 0"
+  else bad "exporter without NVML"; fi
+  [ -n "$PORT" ] && { kill -INT $EXPORTER_PID; wait $EXPORTER_PID; }
+fi
+unset RCUDA_NVML_LIBRARY
+
+# ---- bench ----------------------------------------------------------------------------------
+if "$RCUDA" bench --size 256 --repeat 2 >"$WORK/bench.txt" 2>&1 &&
+   grep -q '^randn 256x256 ' "$WORK/bench.txt" && grep -q '^matmul 256x256 fp32 ' "$WORK/bench.txt"; then
+  ok "bench --size 256 prints randn and matmul rows"
+else bad "bench"; cat "$WORK/bench.txt"; fi
+
+echo
+if [ $failures -eq 0 ]; then echo "cli-check: all passed"; else echo "cli-check: $failures failed"; fi
+[ $failures -eq 0 ]

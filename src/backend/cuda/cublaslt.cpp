@@ -1,0 +1,524 @@
+// CudaBackend::gemm and CudaBackend::scaled_gemm through cuBLASLt (cublasLtMatmul).
+//
+// Note [cuBLASLt row-major products]
+// cuBLASLt multiplies column-major matrices, each optionally transposed (op T). A row-major
+// rcuda matrix with leading dimension ld is, read column-major with the same ld, its own
+// transpose. So a column-major output is computed as D = op(a) op(b), and a row-major one as
+// D^T = op(b^T) op(a^T); each operand's op follows from its own layout: N when the matrix
+// cuBLASLt multiplies is column-major in memory, T when it is row-major (Note [BLAS operand
+// layouts] in cpu/gemm.cpp describes the same two layouts). Transposed views therefore cost
+// nothing; operands in neither layout (stepped slices, stride-0 matrix dims) are first copied
+// contiguous, and an output in neither layout is computed into a temporary and copied back.
+// Batch dims map to cuBLASLt's strided batch (a batch stride of 0 repeats one matrix).
+// For fp8 the same mapping turns cuBLASLt's "TN" requirement into a row-major a and a
+// column-major b (Note [fp8 operand layouts] in src/ops/linalg.cpp).
+//
+// Per call: descriptors are created (cheap host calls), the algorithm comes from a cache of
+// cublasLtMatmulAlgoGetHeuristic results keyed by everything the heuristic sees, and the
+// workspace the algorithm asks for (at most kMaxWorkspaceBytes) is a tensor from the
+// stream-ordered pool, so reusing it costs nothing and graph capture works.
+#include "backend/cuda/cublaslt.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/kernels/copy.h"
+#include "backend/cuda/runtime.h"
+#include "rcuda/backend/cuda.h"
+
+namespace rcuda::cuda {
+
+void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError(std::string(call) + " failed: " + cublasLtGetStatusName(status) + " (" +
+                  cublasLtGetStatusString(status) + ") at " + file + ":" + std::to_string(line));
+}
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct Handles {
+  std::once_flag once[kMaxDevices];
+  cublasLtHandle_t handle[kMaxDevices] = {};
+};
+
+Handles& handles() {
+  static Handles* h = new Handles();  // never destroyed: handles outlive statics
+  return *h;
+}
+
+}  // namespace
+
+cublasLtHandle_t lt_handle(int device) {
+  RCUDA_CHECK(device >= 0 && device < kMaxDevices, DeviceError, "cuBLASLt: cuda:", device,
+              " is outside the ", kMaxDevices, " devices rcuda supports");
+  Handles& h = handles();
+  std::call_once(h.once[device], [&] {
+    DeviceGuard guard(device);
+    RCUDA_CUBLAS_CHECK(cublasLtCreate(&h.handle[device]));
+  });
+  return h.handle[device];
+}
+
+namespace {
+
+// PyTorch's cuBLAS workspace on Hopper; large products pick split-K or stream-K kernels with it.
+constexpr size_t kMaxWorkspaceBytes = size_t{32} << 20;
+// cuBLASLt's batch count is an int32 and grids index batches in gridDim.z (at most 65535), so
+// longer batches run in chunks.
+constexpr int64_t kMaxBatchCount = 65535;
+
+// ---- Descriptors, owned ----
+
+class MatmulDesc {
+ public:
+  MatmulDesc(cublasComputeType_t compute, cudaDataType_t scale_type) {
+    RCUDA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute, scale_type));
+  }
+  ~MatmulDesc() { cublasLtMatmulDescDestroy(desc_); }
+  MatmulDesc(const MatmulDesc&) = delete;
+  MatmulDesc& operator=(const MatmulDesc&) = delete;
+  template <typename T>
+  void set(cublasLtMatmulDescAttributes_t attribute, const T& value) {
+    RCUDA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, attribute, &value, sizeof(T)));
+  }
+  cublasLtMatmulDesc_t get() const { return desc_; }
+
+ private:
+  cublasLtMatmulDesc_t desc_ = nullptr;
+};
+
+class MatrixLayout {
+ public:
+  MatrixLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+               int64_t batch_stride) {
+    RCUDA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_, type, static_cast<uint64_t>(rows),
+                                                  static_cast<uint64_t>(cols), ld));
+    if (batch > 1) {
+      const int32_t count = static_cast<int32_t>(batch);
+      RCUDA_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          layout_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+      RCUDA_CUBLAS_CHECK(
+          cublasLtMatrixLayoutSetAttribute(layout_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                           &batch_stride, sizeof(batch_stride)));
+    }
+  }
+  ~MatrixLayout() { cublasLtMatrixLayoutDestroy(layout_); }
+  MatrixLayout(const MatrixLayout&) = delete;
+  MatrixLayout& operator=(const MatrixLayout&) = delete;
+  cublasLtMatrixLayout_t get() const { return layout_; }
+
+ private:
+  cublasLtMatrixLayout_t layout_ = nullptr;
+};
+
+class Preference {
+ public:
+  Preference() { RCUDA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref_)); }
+  ~Preference() { cublasLtMatmulPreferenceDestroy(pref_); }
+  Preference(const Preference&) = delete;
+  Preference& operator=(const Preference&) = delete;
+  template <typename T>
+  void set(cublasLtMatmulPreferenceAttributes_t attribute, const T& value) {
+    RCUDA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref_, attribute, &value, sizeof(T)));
+  }
+  cublasLtMatmulPreference_t get() const { return pref_; }
+
+ private:
+  cublasLtMatmulPreference_t pref_ = nullptr;
+};
+
+// ---- One cublasLtMatmul problem ----
+
+// A matrix as cuBLASLt reads it: column-major rows x cols with leading dimension ld (for an
+// operand: as stored, i.e. before `op` is applied), matrices batch_stride elements apart.
+struct LtMatrix {
+  cudaDataType_t type = CUDA_R_32F;
+  cublasOperation_t op = CUBLAS_OP_N;  // operands only
+  int64_t rows = 0, cols = 0, ld = 1, batch_stride = 0;
+  void* data = nullptr;
+};
+
+// D = alpha * scale_a * scale_b * op(A) op(B) + beta * D, in place (C is D).
+struct LtProblem {
+  int device = 0;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale_type = CUDA_R_32F;
+  LtMatrix a, b, d;
+  int64_t batch = 1;
+  const void* alpha = nullptr;  // host values of scale_type
+  const void* beta = nullptr;
+  const void* scale_a = nullptr;  // fp8 only: device float32 scales of A and B
+  const void* scale_b = nullptr;
+};
+
+size_t type_size(cudaDataType_t type) {
+  switch (type) {
+    case CUDA_R_64F:
+      return 8;
+    case CUDA_R_32F:
+      return 4;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+      return 2;
+    default:
+      return 1;  // fp8
+  }
+}
+
+// The alignment in bytes (up to 16, what vectorised kernels need) that every matrix of the
+// batch has. The heuristic never sees the pointers and assumes 256 unless told, so a view that
+// starts mid-row could otherwise get a kernel whose 16-byte loads its address does not allow.
+uint32_t alignment(const LtMatrix& m, int64_t batch) {
+  uintptr_t bits = reinterpret_cast<uintptr_t>(m.data);
+  if (batch > 1) bits |= static_cast<uintptr_t>(m.batch_stride) * type_size(m.type);
+  uint32_t align = 1;
+  while (align < 16 && (bits & align) == 0) align <<= 1;
+  return align;
+}
+
+struct CachedAlgo {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspace_bytes;
+};
+
+struct AlgoCache {
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, CachedAlgo> entries;
+};
+
+AlgoCache& algo_cache() {
+  static AlgoCache* c = new AlgoCache();
+  return *c;
+}
+
+std::string describe(const LtProblem& p) {
+  auto matrix = [](const LtMatrix& m) {
+    return detail::concat(m.rows, "x", m.cols, " ld ", m.ld, " type ", static_cast<int>(m.type),
+                          m.op == CUBLAS_OP_T ? " (T)" : "");
+  };
+  return detail::concat("A ", matrix(p.a), ", B ", matrix(p.b), ", D ", matrix(p.d), ", batch ",
+                        p.batch, ", compute type ", static_cast<int>(p.compute));
+}
+
+// The heuristic's best algorithm for p, from the cache when p's configuration was seen before.
+CachedAlgo find_algo(const LtProblem& p, const MatmulDesc& desc, const MatrixLayout& a,
+                     const MatrixLayout& b, const MatrixLayout& d) {
+  const uint32_t align_a = alignment(p.a, p.batch), align_b = alignment(p.b, p.batch),
+                 align_d = alignment(p.d, p.batch);
+  std::vector<int64_t> key = {p.device, p.compute, p.scale_type, p.batch,
+                              align_a,  align_b,   align_d,      p.scale_a != nullptr};
+  for (const LtMatrix* m : {&p.a, &p.b, &p.d})
+    key.insert(key.end(),
+               {m->type, m->op, m->rows, m->cols, m->ld, p.batch > 1 ? m->batch_stride : 0});
+  AlgoCache& cache = algo_cache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    const auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) return it->second;
+  }
+  Preference pref;
+  pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t{kMaxWorkspaceBytes});
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(lt_handle(p.device), desc.get(), a.get(), b.get(), d.get(),
+                                     d.get(), pref.get(), 1, &result, &found);
+  RCUDA_CHECK(
+      status != CUBLAS_STATUS_NOT_SUPPORTED && (status != CUBLAS_STATUS_SUCCESS || found > 0),
+      CudaError, "cublasLtMatmulAlgoGetHeuristic found no algorithm for ", describe(p),
+      " (alignments ", align_a, "/", align_b, "/", align_d, " bytes)");
+  RCUDA_CUBLAS_CHECK(status);
+  const CachedAlgo entry{result.algo, result.workspaceSize};
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.entries.emplace(std::move(key), entry);
+  return entry;
+}
+
+// Runs p with p.batch <= kMaxBatchCount.
+void run_chunk(const LtProblem& p) {
+  MatmulDesc desc(p.compute, p.scale_type);
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.a.op));
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.b.op));
+  if (p.scale_a != nullptr) {
+    desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.scale_a);
+    desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.scale_b);
+    desc.set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // torch's use_fast_accum=False
+  }
+  const MatrixLayout a(p.a.type, p.a.rows, p.a.cols, p.a.ld, p.batch, p.a.batch_stride);
+  const MatrixLayout b(p.b.type, p.b.rows, p.b.cols, p.b.ld, p.batch, p.b.batch_stride);
+  const MatrixLayout d(p.d.type, p.d.rows, p.d.cols, p.d.ld, p.batch, p.d.batch_stride);
+  const CachedAlgo algo = find_algo(p, desc, a, b, d);
+  // Freed stream-ordered when this returns: the pool hands the same block to the next call.
+  Tensor workspace;
+  if (algo.workspace_bytes > 0)
+    workspace = Tensor::empty({static_cast<int64_t>(algo.workspace_bytes)}, DType::UInt8,
+                              Device(DeviceType::CUDA, p.device));
+  RCUDA_CUBLAS_CHECK(cublasLtMatmul(lt_handle(p.device), desc.get(), p.alpha, p.a.data, a.get(),
+                                    p.b.data, b.get(), p.beta, p.d.data, d.get(), p.d.data, d.get(),
+                                    &algo.algo,
+                                    workspace.defined() ? workspace.data_ptr() : nullptr,
+                                    algo.workspace_bytes, current_stream(p.device)));
+}
+
+void* advance(const LtMatrix& m, int64_t batches) {
+  return static_cast<char*>(m.data) +
+         batches * m.batch_stride * static_cast<int64_t>(type_size(m.type));
+}
+
+// Runs p on the device's current stream, the batch in chunks of kMaxBatchCount.
+void lt_matmul(const LtProblem& p) {
+  for (int64_t start = 0; start < p.batch; start += kMaxBatchCount) {
+    LtProblem chunk = p;
+    chunk.batch = std::min(kMaxBatchCount, p.batch - start);
+    chunk.a.data = advance(p.a, start);
+    chunk.b.data = advance(p.b, start);
+    chunk.d.data = advance(p.d, start);
+    run_chunk(chunk);
+  }
+}
+
+// ---- Layouts of rcuda matrices ----
+
+// A rows x cols matrix that is row-major (unit column stride) or column-major (unit row stride)
+// with leading dimension ld; strides of size-1 dims do not matter.
+struct MatrixView {
+  bool row_major;
+  int64_t ld;
+};
+
+std::optional<MatrixView> matrix_view(int64_t rows, int64_t cols, int64_t row_stride,
+                                      int64_t col_stride) {
+  const int64_t min_row_ld = std::max<int64_t>(1, cols), min_col_ld = std::max<int64_t>(1, rows);
+  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= min_row_ld))
+    return MatrixView{true, rows == 1 ? min_row_ld : row_stride};
+  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= min_col_ld))
+    return MatrixView{false, cols == 1 ? min_col_ld : col_stride};
+  return std::nullopt;
+}
+
+// Of the matrices of a [B, rows, cols] tensor.
+std::optional<MatrixView> matrix_view(const Tensor& t) {
+  return matrix_view(t.size(1), t.size(2), t.stride(1), t.stride(2));
+}
+
+// t when its matrices have a cuBLASLt layout, else a contiguous copy; a batch stride of 0 is
+// kept (one matrix copied, not B).
+Tensor lt_operand(const Tensor& t) {
+  if (matrix_view(t)) return t;
+  const int64_t batch = t.size(0);
+  const int64_t copies = t.stride(0) == 0 ? 1 : batch;
+  Tensor tmp = Tensor::empty({copies, t.size(1), t.size(2)}, t.dtype(), t.device());
+  device_copy(tmp, t.narrow(0, 0, copies));
+  return copies == batch ? tmp : tmp.expand({batch, t.size(1), t.size(2)});
+}
+
+// The operand cuBLASLt multiplies as a rows x cols matrix: t's matrices (transposed when
+// `transposed`, i.e. t holds the cols x rows matrix whose transpose is multiplied).
+LtMatrix lt_matrix(const Tensor& t, bool transposed, int64_t rows, int64_t cols,
+                   cudaDataType_t type, int64_t batch) {
+  MatrixView view = *matrix_view(t);
+  if (transposed) view.row_major = !view.row_major;
+  LtMatrix m;
+  m.type = type;
+  m.op = view.row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  m.rows = view.row_major ? cols : rows;
+  m.cols = view.row_major ? rows : cols;
+  m.ld = view.ld;
+  m.batch_stride = batch > 1 ? t.stride(0) : 0;
+  m.data = t.data_ptr();
+  return m;
+}
+
+void check_sizes(const char* op, int64_t m, int64_t n, int64_t k) {
+  RCUDA_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, ValueError, op, ": sizes M=", m,
+              ", N=", n, ", K=", k, " exceed cuBLASLt's 32-bit limit (", INT_MAX, ")");
+}
+
+struct GemmTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+};
+
+GemmTypes gemm_types(DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+      return {CUDA_R_32F, allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+              CUDA_R_32F};
+    case DType::Float16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::BFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::Float64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
+    default:
+      throw DTypeError(std::string("gemm: expected float16, bfloat16, float32 or float64, got ") +
+                       dtype_name(dtype));
+  }
+}
+
+// K == 0: the product is empty, so out = beta * out (zeros when beta == 0, NaN included).
+void scale_output(Backend& backend, const Tensor& out, double beta) {
+  if (beta == 0) {
+    backend.fill(out, 0.0);
+    return;
+  }
+  if (beta == 1) return;
+  const Tensor factor = Tensor::empty({}, out.dtype(), out.device());
+  backend.fill(factor, beta);
+  backend.binary(BinaryOp::Mul, out, out, factor.expand(out.shape()));
+}
+
+}  // namespace
+
+void CudaBackend::gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+                       double beta) {
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const GemmTypes types = gemm_types(out.dtype());
+  if (batch == 0 || m == 0 || n == 0) return;
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  if (k == 0) {
+    scale_output(*this, out, beta);
+    return;
+  }
+  check_sizes("gemm", m, n, k);
+
+  const Tensor a_lt = lt_operand(a), b_lt = lt_operand(b);
+  // The output needs a temporary when it is in neither layout (or one matrix repeated over the
+  // batch); its old values are only read when beta != 0.
+  const bool direct = matrix_view(out) && (batch == 1 || out.stride(0) != 0);
+  Tensor c = out;
+  if (!direct) {
+    c = Tensor::empty({batch, m, n}, out.dtype(), out.device());
+    if (beta != 0) device_copy(c, out);
+  }
+
+  // Note [cuBLASLt row-major products]
+  const MatrixView c_view = *matrix_view(c);
+  LtProblem p;
+  p.device = device;
+  p.compute = types.compute;
+  p.scale_type = types.scale;
+  p.batch = batch;
+  if (c_view.row_major) {  // D^T [N,M] = b^T a^T
+    p.a = lt_matrix(b_lt, true, n, k, types.data, batch);
+    p.b = lt_matrix(a_lt, true, k, m, types.data, batch);
+    p.d = {types.data, CUBLAS_OP_N, n, m, c_view.ld, batch > 1 ? c.stride(0) : 0, c.data_ptr()};
+  } else {  // D [M,N] = a b
+    p.a = lt_matrix(a_lt, false, m, k, types.data, batch);
+    p.b = lt_matrix(b_lt, false, k, n, types.data, batch);
+    p.d = {types.data, CUBLAS_OP_N, m, n, c_view.ld, batch > 1 ? c.stride(0) : 0, c.data_ptr()};
+  }
+  const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  const bool doubles = types.scale == CUDA_R_64F;
+  p.alpha = doubles ? static_cast<const void*>(&alpha) : &alpha32;
+  p.beta = doubles ? static_cast<const void*>(&beta) : &beta32;
+  lt_matmul(p);
+  if (!direct) device_copy(out, c);
+}
+
+// ---- float8 scaled products ----
+
+namespace {
+
+void check_fp8_capability(int device) {
+  int major = 0, minor = 0;
+  RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  RCUDA_CHECK(major * 10 + minor >= 89, DeviceError,
+              "scaled_mm: float8 matrix products need a GPU of compute capability 8.9 or newer "
+              "(Ada, Hopper or later), but cuda:",
+              device, " has compute capability ", major, ".", minor);
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// A 2-D float8 operand whose dim k_dim is contiguous (Note [fp8 operand layouts]), with a
+// 16-byte aligned address and leading dimension, as cuBLASLt's fp8 kernels need: t itself when
+// it is, else a copy in that layout.
+Tensor fp8_operand(const Tensor& t, int k_dim) {
+  const int other = 1 - k_dim;
+  const int64_t ld = t.size(other) == 1 ? t.size(k_dim) : t.stride(other);
+  if (t.stride(k_dim) == 1 && ld >= t.size(k_dim) && ld % 16 == 0 && aligned16(t.data_ptr()))
+    return t;
+  const Tensor packed = Tensor::empty({t.size(other), t.size(k_dim)}, t.dtype(), t.device());
+  Tensor view = k_dim == 1 ? packed : packed.t();
+  device_copy(view, t);
+  return view;
+}
+
+int64_t fp8_ld(const Tensor& t, int k_dim) {
+  const int other = 1 - k_dim;
+  return t.size(other) == 1 ? t.size(k_dim) : t.stride(other);
+}
+
+cudaDataType_t cuda_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float8E4M3FN:
+      return CUDA_R_8F_E4M3;
+    case DType::Float8E5M2:
+      return CUDA_R_8F_E5M2;
+    case DType::Float16:
+      return CUDA_R_16F;
+    case DType::BFloat16:
+      return CUDA_R_16BF;
+    case DType::Float32:
+      return CUDA_R_32F;
+    default:
+      throw DTypeError(std::string("scaled_gemm: unsupported dtype ") + dtype_name(dtype));
+  }
+}
+
+}  // namespace
+
+void CudaBackend::scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b,
+                              const Tensor& scale_a, const Tensor& scale_b) {
+  const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
+  if (m == 0 || n == 0) return;
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  check_fp8_capability(device);
+  if (k == 0) {
+    fill(out, 0.0);
+    return;
+  }
+  check_sizes("scaled_mm", m, n, k);
+  const Tensor a_lt = fp8_operand(a, 1), b_lt = fp8_operand(b, 0);
+  // D^T [N,M] column-major is out [M,N] row-major; its rows must be 16-byte aligned too.
+  const int64_t out_ld = m == 1 ? n : out.stride(0);
+  const bool direct = (out.stride(1) == 1 || n == 1) && out_ld >= n && aligned16(out.data_ptr()) &&
+                      (out_ld * static_cast<int64_t>(out.element_size())) % 16 == 0;
+  const Tensor c = direct ? out : Tensor::empty({m, n}, out.dtype(), out.device());
+
+  // Note [cuBLASLt row-major products]: D^T = b^T a^T, "TN" in cuBLASLt's terms, each operand
+  // stored K-major; cuBLASLt's A is b, so A's scale is scale_b.
+  LtProblem p;
+  p.device = device;
+  p.compute = CUBLAS_COMPUTE_32F;
+  p.scale_type = CUDA_R_32F;
+  p.a = {cuda_type(b.dtype()), CUBLAS_OP_T, k, n, fp8_ld(b_lt, 0), 0, b_lt.data_ptr()};
+  p.b = {cuda_type(a.dtype()), CUBLAS_OP_N, k, m, fp8_ld(a_lt, 1), 0, a_lt.data_ptr()};
+  p.d = {cuda_type(out.dtype()), CUBLAS_OP_N, n, m, direct ? out_ld : n, 0, c.data_ptr()};
+  const float one = 1.0f, zero = 0.0f;
+  p.alpha = &one;
+  p.beta = &zero;
+  p.scale_a = scale_b.data_ptr();
+  p.scale_b = scale_a.data_ptr();
+  lt_matmul(p);
+  if (!direct) device_copy(out, c);
+}
+
+}  // namespace rcuda::cuda

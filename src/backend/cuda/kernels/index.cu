@@ -1,0 +1,365 @@
+// Indexing primitives on the GPU: index_select, gather, scatter (overwrite or accumulate),
+// nonzero. Semantics follow the CPU backend (src/backend/cpu/index.cpp), with two documented
+// differences: scatter without accumulate leaves the winner among duplicate indices unspecified
+// (as torch on CUDA; the CPU lets the later position win), and scatter_add sums duplicates in an
+// unspecified order, so floating results agree with the CPU to rounding only.
+//
+// gather and index_select use the CPU's Note [Indexing through a zero stride]: `in` seen through
+// out's shape with stride 0 along dim makes them an elementwise loop over (out, in, index) on the
+// strided engine of launch.cuh. scatter is the mirror image: a loop over (index, src, out seen
+// through index's shape), writing at out + index * stride(dim).
+//
+// Note [Index bounds on the GPU]
+// A kernel cannot throw. Each kernel here checks every index it reads; one out of range (negative
+// included, as torch rejects them for these ops) is never dereferenced and is recorded in a
+// two-word device flag {set, index}. The host reads the flag back once after the launch (one
+// synchronisation) and throws IndexError with the CPU backend's message, naming one offending
+// index when several are. This reads the indices once: a min/max reduction before the launch
+// would cost a second pass over them for the same single synchronisation. The device is never
+// touched out of bounds, so the process stays usable after the error.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cstdint>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/kernels/launch.cuh"
+#include "backend/dispatch.h"
+
+namespace rcuda::cuda {
+namespace {
+
+using backend::dispatch_all;
+using backend::kIsReducedFloat;
+
+// Elements are moved without conversion, so copies are instantiated per width, not per dtype.
+template <typename F>
+void dispatch_width(size_t element_size, F&& f) {
+  switch (element_size) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    case 8:
+      return f(uint64_t{});
+    default:
+      break;
+  }
+  throw DTypeError(detail::concat("index: unsupported element size ", element_size));
+}
+
+// Note [Index bounds on the GPU].
+class IndexErrorFlag {
+ public:
+  IndexErrorFlag(int device, cudaStream_t stream)
+      : words_(Tensor::empty({2}, DType::Int64, Device(DeviceType::CUDA, device))),
+        stream_(stream) {
+    RCUDA_CUDA_CHECK(cudaMemsetAsync(words_.data_ptr(), 0, 2 * sizeof(int64_t), stream_));
+  }
+  unsigned long long* data() const { return static_cast<unsigned long long*>(words_.data_ptr()); }
+
+  // Waits for the launches made so far on the stream; throws if one met a bad index.
+  void throw_if_set(const char* op, int64_t dim, int64_t size) const {
+    int64_t host[2] = {0, 0};
+    RCUDA_CUDA_CHECK(
+        cudaMemcpyAsync(host, words_.data_ptr(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
+    RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (host[0] != 0)
+      throw IndexError(detail::concat(op, ": index ", host[1], " is out of bounds for dim ", dim,
+                                      " with size ", size));
+  }
+
+ private:
+  Tensor words_;
+  cudaStream_t stream_;
+};
+
+__device__ __forceinline__ bool index_in_range(int64_t index, int64_t size,
+                                               unsigned long long* flag) {
+  if (static_cast<uint64_t>(index) < static_cast<uint64_t>(size)) return true;  // 0 <= i < size
+  if (atomicCAS(flag, 0ull, 1ull) == 0ull) flag[1] = static_cast<unsigned long long>(index);
+  return false;
+}
+
+// t seen through `shape` with stride 0 along dim (Note [Indexing through a zero stride]).
+Tensor through_dim(const Tensor& t, const Shape& shape, int64_t dim) {
+  Strides strides = t.strides();
+  strides[dim] = 0;
+  return t.as_strided(shape, strides, t.offset());
+}
+
+// out[pos] = in[pos with pos[dim] = index[pos]]; index has out's shape (any strides, zeros too).
+template <typename U>
+void gather_elements(const char* op, const Tensor& out, const Tensor& in, int64_t dim,
+                     const Tensor& index) {
+  if (out.numel() == 0) return;
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  const IndexErrorFlag flag(device, current_stream(device));
+  unsigned long long* bad = flag.data();
+  const int64_t size = in.size(dim);
+  const int64_t step = in.stride(dim) * static_cast<int64_t>(sizeof(U));
+  launch_strided<3>({out, through_dim(in, out.shape(), dim), index}, [=] __device__(char** p) {
+    const int64_t i = *reinterpret_cast<const int64_t*>(p[2]);
+    if (index_in_range(i, size, bad))
+      *reinterpret_cast<U*>(p[0]) = *reinterpret_cast<const U*>(p[1] + i * step);
+  });
+  flag.throw_if_set(op, dim, size);
+}
+
+// Read-modify-write of a 1- or 2-byte element by compare-and-swap of the aligned 32-bit word
+// that holds it (the hardware has no narrower atomics).
+template <typename U, typename Update>
+__device__ void atomic_update_narrow(U* address, Update update) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  unsigned int* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t{3});
+  const unsigned shift = static_cast<unsigned>(a & 3u) * 8u;
+  const unsigned mask = ((1u << (8 * sizeof(U))) - 1u) << shift;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const U current = static_cast<U>((assumed & mask) >> shift);
+    const unsigned updated = (assumed & ~mask) | (static_cast<unsigned>(update(current)) << shift);
+    old = atomicCAS(word, assumed, updated);
+  } while (old != assumed);
+}
+
+// *target += value with the CPU's per-step rounding (convert<T>(C(target) + C(value))).
+template <typename T>
+__device__ void atomic_accumulate(T* target, T value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (value)
+      atomic_update_narrow(reinterpret_cast<uint8_t*>(target), [](uint8_t) { return uint8_t{1}; });
+  } else if constexpr (std::is_same_v<T, uint8_t>) {
+    atomic_update_narrow(target, [value](uint8_t c) { return static_cast<uint8_t>(c + value); });
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(target),  // two's complement: same bits
+              static_cast<unsigned long long>(value));
+  } else if constexpr (std::is_same_v<T, Half>) {
+#if __CUDA_ARCH__ >= 700
+    atomicAdd(reinterpret_cast<__half*>(target), __ushort_as_half(value.bits));
+#else
+    atomic_update_narrow(reinterpret_cast<uint16_t*>(target), [value](uint16_t c) {
+      return Half(static_cast<float>(Half::from_bits(c)) + static_cast<float>(value)).bits;
+    });
+#endif
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+#if __CUDA_ARCH__ >= 800
+    atomicAdd(reinterpret_cast<__nv_bfloat16*>(target), __ushort_as_bfloat16(value.bits));
+#else
+    atomic_update_narrow(reinterpret_cast<uint16_t*>(target), [value](uint16_t c) {
+      return BFloat16(static_cast<float>(BFloat16::from_bits(c)) + static_cast<float>(value)).bits;
+    });
+#endif
+  } else {
+    atomicAdd(target, value);  // int32, float32, float64
+  }
+}
+
+// out[.., index[pos], ..] = src[pos] (or +=) for every position pos of index. Duplicate indices
+// without accumulate: an unspecified one of the writes wins.
+template <typename T, bool Accumulate>
+void scatter_elements(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  const IndexErrorFlag flag(device, current_stream(device));
+  unsigned long long* bad = flag.data();
+  const int64_t size = out.size(dim);
+  const int64_t step = out.stride(dim) * static_cast<int64_t>(sizeof(T));
+  // Index first: the loop walks index's memory order, usually contiguous.
+  launch_strided<3>({index, src, through_dim(out, index.shape(), dim)}, [=] __device__(char** p) {
+    const int64_t i = *reinterpret_cast<const int64_t*>(p[0]);
+    if (!index_in_range(i, size, bad)) return;
+    T* target = reinterpret_cast<T*>(p[2] + i * step);
+    const T value = *reinterpret_cast<const T*>(p[1]);
+    if constexpr (Accumulate)
+      atomic_accumulate(target, value);
+    else
+      *target = value;
+  });
+  flag.throw_if_set(Accumulate ? "scatter_add" : "scatter", dim, size);
+}
+
+// ---- nonzero ---------------------------------------------------------------------------------
+
+// in's elements in row-major (logical) order: size-1 dims dropped, neighbours merged where the
+// memory allows. Unlike backend::make_loop, dims are never reordered: the order is the output's.
+// Returns sizes then strides (in elements), `dims` of each.
+std::vector<int64_t> row_major_layout(const Tensor& in, int& dims) {
+  std::vector<int64_t> sizes, strides;
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    const int64_t size = in.size(d), stride = in.stride(d);
+    if (size == 1) continue;
+    if (!sizes.empty() && strides.back() == stride * size) {
+      sizes.back() *= size;
+      strides.back() = stride;
+    } else {
+      sizes.push_back(size);
+      strides.push_back(stride);
+    }
+  }
+  dims = static_cast<int>(sizes.size());
+  sizes.insert(sizes.end(), strides.begin(), strides.end());
+  return sizes;
+}
+
+// The functors below read their shapes from a small device table rather than carrying arrays:
+// CUB copies its iterators and functors into every thread, and arrays by value spill.
+template <typename T>
+struct IsNonzeroAt {  // element i (row-major) of in is nonzero; NaN counts, as torch
+  const T* data;
+  int dims;
+  const int64_t* layout;  // sizes[dims], then strides[dims]
+  __device__ bool operator()(int64_t i) const {
+    int64_t offset = 0;
+    for (int d = dims - 1; d >= 0; --d) {
+      const int64_t size = layout[d];
+      offset += (i % size) * layout[dims + d];
+      i /= size;
+    }
+    const T v = data[offset];
+    if constexpr (kIsReducedFloat<T>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return v != T(0);
+  }
+};
+
+template <typename T>
+struct NonzeroCount {
+  IsNonzeroAt<T> is_nonzero;
+  __device__ int64_t operator()(int64_t i) const { return is_nonzero(i) ? 1 : 0; }
+};
+
+// Writes the coordinates of row-major position `linear` as row `row` of the [count, columns]
+// output. Only dims of size > 1 are written: the output is zeroed first.
+struct WriteCoordinates {
+  int64_t* out;
+  int64_t columns;
+  int dims;              // dims of size > 1
+  const int64_t* table;  // their sizes[dims], then their columns[dims]
+  __device__ void operator()(int64_t row, int64_t linear) const {
+    int64_t* coords = out + row * columns;
+    for (int d = dims - 1; d >= 0; --d) {
+      coords[table[dims + d]] = linear % table[d];
+      linear /= table[d];
+    }
+  }
+};
+
+// Device scratch for CUB, from the caching allocator (stream-ordered like everything else).
+Tensor device_bytes(size_t bytes, int device) {
+  return Tensor::empty({static_cast<int64_t>(bytes > 0 ? bytes : 1)}, DType::UInt8,
+                       Device(DeviceType::CUDA, device));
+}
+
+// Count (CUB reduce), one synchronisation to size the output, then a CUB select whose output
+// iterator writes coordinates straight into it, in row-major order. Any rank and strides.
+template <typename T>
+Tensor nonzero_typed(const Tensor& in) {
+  const int64_t n = in.numel(), ndim = in.dim();
+  const int device = in.device().index;
+  if (n == 0) return Tensor::empty({0, ndim}, DType::Int64, in.device());
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_stream(device);
+
+  // Host table: the input's row-major layout, then the sizes and columns of its size > 1 dims.
+  int layout_dims = 0;
+  std::vector<int64_t> table = row_major_layout(in, layout_dims);
+  const int64_t coordinates_at = static_cast<int64_t>(table.size());
+  std::vector<int64_t> columns;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (in.size(d) == 1) continue;
+    table.push_back(in.size(d));
+    columns.push_back(d);
+  }
+  const int coordinate_dims = static_cast<int>(columns.size());
+  table.insert(table.end(), columns.begin(), columns.end());
+  table.push_back(0);  // two counts: the reduction's and the select's
+  table.push_back(0);
+  const Tensor device_table =
+      Tensor::empty({static_cast<int64_t>(table.size())}, DType::Int64, in.device());
+  int64_t* on_device = device_table.data<int64_t>();
+  RCUDA_CUDA_CHECK(cudaMemcpyAsync(on_device, table.data(), table.size() * sizeof(int64_t),
+                                   cudaMemcpyHostToDevice, stream));
+  int64_t* counts = on_device + table.size() - 2;
+
+  const IsNonzeroAt<T> is_nonzero{in.data<T>(), layout_dims, on_device};
+  const thrust::counting_iterator<int64_t> positions(0);
+  const auto flags = thrust::make_transform_iterator(positions, NonzeroCount<T>{is_nonzero});
+  size_t bytes = 0;
+  RCUDA_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, flags, counts, n, stream));
+  Tensor scratch = device_bytes(bytes, device);
+  RCUDA_CUDA_CHECK(cub::DeviceReduce::Sum(scratch.data_ptr(), bytes, flags, counts, n, stream));
+  int64_t count = 0;
+  RCUDA_CUDA_CHECK(cudaMemcpyAsync(&count, counts, sizeof(count), cudaMemcpyDeviceToHost, stream));
+  RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  Tensor out = Tensor::empty({count, ndim}, DType::Int64, in.device());
+  if (out.numel() == 0) return out;
+  RCUDA_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.numel() * sizeof(int64_t), stream));
+  const auto coordinates = thrust::make_tabulate_output_iterator(
+      WriteCoordinates{out.data<int64_t>(), ndim, coordinate_dims, on_device + coordinates_at});
+  bytes = 0;
+  RCUDA_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, positions, coordinates, counts + 1, n,
+                                         is_nonzero, stream));
+  scratch = device_bytes(bytes, device);
+  RCUDA_CUDA_CHECK(cub::DeviceSelect::If(scratch.data_ptr(), bytes, positions, coordinates,
+                                         counts + 1, n, is_nonzero, stream));
+  return out;
+}
+
+}  // namespace
+
+void CudaBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
+                               const Tensor& index) {
+  // A 0-dim input selects with a one-element index into a 0-dim output, as torch.
+  if (in.dim() == 0) return index_select(out.unsqueeze(0), in.unsqueeze(0), 0, index);
+  Strides spread(static_cast<size_t>(out.dim()), 0);
+  spread[dim] = index.dim() == 0 ? 0 : index.stride(0);
+  const Tensor index_spread = index.as_strided(out.shape(), spread, index.offset());
+  dispatch_width(in.element_size(), [&](auto tag) {
+    gather_elements<decltype(tag)>("index_select", out, in, dim, index_spread);
+  });
+}
+
+void CudaBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) {
+  if (in.dim() == 0 || index.dim() == 0) {
+    auto as_1d = [](const Tensor& t) { return t.dim() == 0 ? t.unsqueeze(0) : t; };
+    return gather(as_1d(out), as_1d(in), 0, as_1d(index));
+  }
+  dispatch_width(in.element_size(),
+                 [&](auto tag) { gather_elements<decltype(tag)>("gather", out, in, dim, index); });
+}
+
+void CudaBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+                          bool accumulate) {
+  if (index.numel() == 0) return;
+  if (out.dim() == 0 || index.dim() == 0) {
+    auto as_1d = [](const Tensor& t) { return t.dim() == 0 ? t.unsqueeze(0) : t; };
+    return scatter(as_1d(out), 0, as_1d(index), as_1d(src), accumulate);
+  }
+  if (accumulate) {
+    dispatch_all(out.dtype(),
+                 [&](auto tag) { scatter_elements<decltype(tag), true>(out, dim, index, src); });
+  } else {
+    dispatch_width(out.element_size(),
+                   [&](auto tag) { scatter_elements<decltype(tag), false>(out, dim, index, src); });
+  }
+}
+
+Tensor CudaBackend::nonzero(const Tensor& in) {
+  return dispatch_all(in.dtype(), [&](auto tag) { return nonzero_typed<decltype(tag)>(in); });
+}
+
+}  // namespace rcuda::cuda
