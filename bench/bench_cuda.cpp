@@ -91,7 +91,8 @@ void bench_matmul_8192(int64_t m) {
 
 void bench_copies() {
   const int64_t bytes = int64_t{2} << 30;
-  Tensor x = rcuda::empty({bytes}, {DType::UInt8, kCuda}), y = rcuda::empty({bytes}, {DType::UInt8, kCuda});
+  Tensor x = rcuda::empty({bytes}, {DType::UInt8, kCuda}),
+         y = rcuda::empty({bytes}, {DType::UInt8, kCuda});
   rcuda::fill_(x, 1);
   log("d2d_copy_GBps_rw", 2.0 * bytes / cuda_ms([&] { rcuda::copy_(y, x); }) / 1e6);
   x = Tensor();
@@ -116,18 +117,21 @@ void bench_memory_bound(int64_t n) {
 }
 
 void bench_overhead() {
-  const Tensor a = rcuda::ones({1}, {DType::Float32, kCuda}), b = rcuda::ones({1}, {DType::Float32, kCuda});
+  const Tensor a = rcuda::ones({1}, {DType::Float32, kCuda}),
+               b = rcuda::ones({1}, {DType::Float32, kCuda});
   const int reps = 10000;
   for (int i = 0; i < 100; ++i) rcuda::add(a, b);
   rcuda::cuda::synchronize(0);
   log("op_overhead_cuda_us", host_ms([&] {
-        for (int i = 0; i < reps; ++i) rcuda::add(a, b);
-        rcuda::cuda::synchronize(0);
-      }) * 1e3 / reps);
+                               for (int i = 0; i < reps; ++i) rcuda::add(a, b);
+                               rcuda::cuda::synchronize(0);
+                             }) * 1e3 /
+                                 reps);
   const Tensor c = rcuda::ones({1}), e = rcuda::ones({1});
   log("op_overhead_cpu_us", host_ms([&] {
-        for (int i = 0; i < reps; ++i) rcuda::add(c, e);
-      }) * 1e3 / reps);
+                              for (int i = 0; i < reps; ++i) rcuda::add(c, e);
+                            }) * 1e3 /
+                                reps);
 }
 
 }  // namespace

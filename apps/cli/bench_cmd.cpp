@@ -31,7 +31,8 @@ double cpu_ms(const std::function<void()>& work, int repeat) {
   for (int i = 0; i < repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
     work();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
   }
   return median(t);
 }
@@ -51,7 +52,8 @@ struct Row {
 };
 
 void print(const std::vector<Row>& rows) {
-  std::printf("%-30s %12s %12s %9s %12s\n", "work", "CPU ms", "CUDA ms", "speed-up", "CUDA TFLOP/s");
+  std::printf("%-30s %12s %12s %9s %12s\n", "work", "CPU ms", "CUDA ms", "speed-up",
+              "CUDA TFLOP/s");
   for (const Row& r : rows) {
     auto cell = [](const std::optional<double>& v) {
       char b[32];
@@ -69,8 +71,8 @@ void print(const std::vector<Row>& rows) {
       std::snprintf(b, sizeof b, "%.1f", r.flop / *r.gpu / 1e9);
       tflops = b;
     }
-    std::printf("%-30s %12s %12s %9s %12s\n", r.work.c_str(), cell(r.cpu).c_str(), cell(r.gpu).c_str(),
-                speedup.c_str(), tflops.c_str());
+    std::printf("%-30s %12s %12s %9s %12s\n", r.work.c_str(), cell(r.cpu).c_str(),
+                cell(r.gpu).c_str(), speedup.c_str(), tflops.c_str());
     std::fflush(stdout);
   }
 }
@@ -85,14 +87,17 @@ int bench(const BenchArgs& args) {
   const Device cuda0(DeviceType::CUDA, 0);
   const std::string shape = std::to_string(n) + "x" + std::to_string(n);
 
-  std::printf("rcuda bench: %s float32 unless stated; median of %d CPU / %d CUDA runs after warm-up\n",
-              shape.c_str(), cpu_repeat, gpu_repeat);
-  std::printf("CPU:  %u threads, BLAS %s\n", std::thread::hardware_concurrency(), cpu::blas_info().c_str());
+  std::printf(
+      "rcuda bench: %s float32 unless stated; median of %d CPU / %d CUDA runs after warm-up\n",
+      shape.c_str(), cpu_repeat, gpu_repeat);
+  std::printf("CPU:  %u threads, BLAS %s\n", std::thread::hardware_concurrency(),
+              cpu::blas_info().c_str());
   int cc = 0;
   if (gpu) {
     const cuda::DeviceProperties p = cuda::properties(0);
     cc = p.major * 10 + p.minor;
-    std::printf("CUDA: %s (sm_%d), runtime %d, CUDA events\n\n", p.name.c_str(), cc, cuda::runtime_version());
+    std::printf("CUDA: %s (sm_%d), runtime %d, CUDA events\n\n", p.name.c_str(), cc,
+                cuda::runtime_version());
   } else {
     std::printf("CUDA: not available (%s)\n\n", cuda::unavailable_reason().c_str());
   }
@@ -111,22 +116,26 @@ int bench(const BenchArgs& args) {
   }
   std::vector<Row> gpu_rows;
   if (gpu) {
-    const Tensor a = randn({n, n}, {DType::Float32, cuda0}), b = randn({n, n}, {DType::Float32, cuda0});
+    const Tensor a = randn({n, n}, {DType::Float32, cuda0}),
+                 b = randn({n, n}, {DType::Float32, cuda0});
     const bool tf32 = cuda::allow_tf32();
     cuda::set_allow_tf32(false);
     mm.gpu = cuda_ms([&] { matmul(a, b); }, gpu_repeat);
     if (cc >= 80) {
       cuda::set_allow_tf32(true);
-      gpu_rows.push_back({"matmul " + shape + " tf32", std::nullopt, cuda_ms([&] { matmul(a, b); }, gpu_repeat), flop});
+      gpu_rows.push_back({"matmul " + shape + " tf32", std::nullopt,
+                          cuda_ms([&] { matmul(a, b); }, gpu_repeat), flop});
     }
     cuda::set_allow_tf32(tf32);
     if (cc >= 70) {
       const Tensor ah = to(a, DType::Float16), bh = to(b, DType::Float16);
-      gpu_rows.push_back({"matmul " + shape + " fp16", std::nullopt, cuda_ms([&] { matmul(ah, bh); }, gpu_repeat), flop});
+      gpu_rows.push_back({"matmul " + shape + " fp16", std::nullopt,
+                          cuda_ms([&] { matmul(ah, bh); }, gpu_repeat), flop});
     }
     if (cc >= 80) {
       const Tensor ab = to(a, DType::BFloat16), bb = to(b, DType::BFloat16);
-      gpu_rows.push_back({"matmul " + shape + " bf16", std::nullopt, cuda_ms([&] { matmul(ab, bb); }, gpu_repeat), flop});
+      gpu_rows.push_back({"matmul " + shape + " bf16", std::nullopt,
+                          cuda_ms([&] { matmul(ab, bb); }, gpu_repeat), flop});
     }
   }
   rows.push_back(mm);

@@ -19,13 +19,14 @@ void print_text(const doctor::Report& r) {
   std::printf("  BLAS          %s\n", r.blas.c_str());
   std::printf("\nCUDA\n");
   std::printf("  built with    %s\n",
-              r.cuda_built ? ("runtime " + cuda_version_string(r.cuda_runtime_built) + ", toolkit " +
-                              r.cuda_toolkit_version + ", architectures " + r.cuda_architectures +
-                              ", cuDNN headers " + or_dash(r.cudnn_built))
+              r.cuda_built ? ("runtime " + cuda_version_string(r.cuda_runtime_built) +
+                              ", toolkit " + r.cuda_toolkit_version + ", architectures " +
+                              r.cuda_architectures + ", cuDNN headers " + or_dash(r.cudnn_built))
                                  .c_str()
                            : "no CUDA (CPU-only build)");
   if (r.cuda_built)
-    std::printf("  runtime       %s (loaded)\n", or_dash(cuda_version_string(r.cuda_runtime_loaded)).c_str());
+    std::printf("  runtime       %s (loaded)\n",
+                or_dash(cuda_version_string(r.cuda_runtime_loaded)).c_str());
   if (r.driver_version)
     std::printf("  driver        CUDA %s%s (%s)\n", cuda_version_string(r.driver_version).c_str(),
                 r.nvidia_driver.empty() ? "" : (", NVIDIA " + r.nvidia_driver).c_str(),
@@ -37,7 +38,8 @@ void print_text(const doctor::Report& r) {
                 l.found ? (or_dash(l.version) + " (" + l.path + ")").c_str() : "not found");
   std::printf("  CUDA_VISIBLE_DEVICES  %s\n",
               r.cuda_visible_devices ? ("\"" + *r.cuda_visible_devices + "\"").c_str() : "(unset)");
-  if (!r.cuda_available) std::printf("  CUDA is not available: %s\n", r.cuda_unavailable_reason.c_str());
+  if (!r.cuda_available)
+    std::printf("  CUDA is not available: %s\n", r.cuda_unavailable_reason.c_str());
   for (const doctor::DeviceReport& d : r.devices)
     std::printf("  cuda:%d        %s, sm_%d%d, %.1f GiB, %d SMs, %s, PCI %s, MIG %s\n", d.index,
                 d.name.c_str(), d.major, d.minor, d.total_memory_bytes / 1073741824.0,

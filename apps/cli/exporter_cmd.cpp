@@ -38,9 +38,11 @@ int exporter(const ExporterArgs& args) {
       .set(nvml ? 1 : 0);
   std::unique_ptr<telemetry::NvmlSampler> sampler;
   if (nvml) {
-    sampler = std::make_unique<telemetry::NvmlSampler>(nvml, std::chrono::milliseconds(args.interval_ms));
+    sampler =
+        std::make_unique<telemetry::NvmlSampler>(nvml, std::chrono::milliseconds(args.interval_ms));
     telemetry::NvmlSampler* s = sampler.get();
-    registry.add_collector([s](telemetry::Registry& r) { telemetry::export_gpu_samples(r, s->latest()); });
+    registry.add_collector(
+        [s](telemetry::Registry& r) { telemetry::export_gpu_samples(r, s->latest()); });
   } else {
     std::fprintf(stderr, "rcuda exporter: no GPU metrics: %s\n", why.c_str());
   }
@@ -61,15 +63,17 @@ int exporter(const ExporterArgs& args) {
     port = -1;
   }
   if (port < 0) {
-    std::fprintf(stderr, "rcuda exporter: cannot listen on %s:%d (in use, or not an address of this host)\n",
-                 args.bind.c_str(), args.port);
+    std::fprintf(
+        stderr, "rcuda exporter: cannot listen on %s:%d (in use, or not an address of this host)\n",
+        args.bind.c_str(), args.port);
     return 1;
   }
   std::fprintf(stderr, "rcuda exporter: serving http://%s:%d/metrics\n", args.bind.c_str(), port);
 
   std::atomic<bool> listening_done{false};
   std::thread stopper([&] {
-    while (!stop_requested && !listening_done) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!stop_requested && !listening_done)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     server.stop();
   });
   const bool ok = server.listen_after_bind();

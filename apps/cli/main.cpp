@@ -12,13 +12,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   rcuda::cli::DoctorArgs doctor;
-  CLI::App* doctor_cmd = app.add_subcommand("doctor", "Check the machine and rcuda's build; exit 1 when a check FAILs");
+  CLI::App* doctor_cmd = app.add_subcommand(
+      "doctor", "Check the machine and rcuda's build; exit 1 when a check FAILs");
   doctor_cmd->add_flag("--json", doctor.json, "Print the report as JSON (docs/doctor-schema.json)");
-  doctor_cmd->add_flag("--no-gpu-checks", doctor.no_gpu_checks, "Report devices without launching work on them");
+  doctor_cmd->add_flag("--no-gpu-checks", doctor.no_gpu_checks,
+                       "Report devices without launching work on them");
 
   rcuda::cli::BenchArgs bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "randn and matmul timings, CPU vs CUDA");
-  bench_cmd->add_option("--size", bench.size, "Matrix side N (default 10000 with a GPU, 2000 without)")
+  bench_cmd
+      ->add_option("--size", bench.size, "Matrix side N (default 10000 with a GPU, 2000 without)")
       ->check(CLI::Range(1LL, 100000LL));
   bench_cmd->add_option("--repeat", bench.repeat, "Timed runs per figure (median reported)")
       ->check(CLI::Range(1, 1000));
@@ -31,17 +34,21 @@ int main(int argc, char** argv) {
   monitor_cmd->add_option("--format", monitor.format, "csv or jsonl")
       ->check(CLI::IsMember({"csv", "jsonl"}));
   monitor_cmd->add_option("--output", monitor.output, "File to write (default: stdout)");
-  monitor_cmd->add_option("--duration", monitor.duration_s, "Seconds to run (default: until Ctrl-C)")
+  monitor_cmd
+      ->add_option("--duration", monitor.duration_s, "Seconds to run (default: until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
 
   rcuda::cli::ExporterArgs exporter;
-  CLI::App* exporter_cmd = app.add_subcommand("exporter", "Serve GPU and allocator metrics for Prometheus at /metrics");
-  exporter_cmd->add_option("--port", exporter.port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535));
+  CLI::App* exporter_cmd =
+      app.add_subcommand("exporter", "Serve GPU and allocator metrics for Prometheus at /metrics");
+  exporter_cmd->add_option("--port", exporter.port, "TCP port (0: any free port)")
+      ->check(CLI::Range(0, 65535));
   exporter_cmd->add_option("--bind", exporter.bind, "Address to listen on");
   exporter_cmd->add_option("--interval", exporter.interval_ms, "Milliseconds between NVML samples")
       ->check(CLI::Range(10, 3600000));
-  exporter_cmd->add_flag("--allocator-stats", exporter.allocator_stats,
-                         "Also export this process's CUDA pool statistics (creates a CUDA context per GPU)");
+  exporter_cmd->add_flag(
+      "--allocator-stats", exporter.allocator_stats,
+      "Also export this process's CUDA pool statistics (creates a CUDA context per GPU)");
 
   CLI11_PARSE(app, argc, argv);
   try {

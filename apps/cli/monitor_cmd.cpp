@@ -96,12 +96,14 @@ int monitor(const MonitorArgs& args) {
     }
     next = add_ms(next, args.interval_ms);
     if (args.duration_s > 0 && seconds_between(start, next) >= args.duration_s) break;
-    while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
+    while (!stop_requested &&
+           clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &now);
   const double cpu_now = cpu_seconds();
-  const double wall = seconds_between(start, now), steady_wall = rounds > 1 ? seconds_between(steady, now) : 0;
+  const double wall = seconds_between(start, now),
+               steady_wall = rounds > 1 ? seconds_between(steady, now) : 0;
   const double steady_cpu = cpu_now - cpu_at_steady;
   if (out != stdout) std::fclose(out);
   std::fprintf(stderr,

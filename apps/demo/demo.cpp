@@ -9,7 +9,8 @@ namespace {
 
 void print(const char* label, const rcuda::Tensor& t) {
   const rcuda::Tensor values = rcuda::contiguous(rcuda::to(t, rcuda::DType::Float64));
-  std::printf("%s %s %s:", label, rcuda::dtype_name(t.dtype()), rcuda::shape_str(t.shape()).c_str());
+  std::printf("%s %s %s:", label, rcuda::dtype_name(t.dtype()),
+              rcuda::shape_str(t.shape()).c_str());
   const double* v = values.data<double>();
   for (int64_t i = 0; i < values.numel() && i < 8; ++i) std::printf(" %.4f", v[i]);
   std::printf(values.numel() > 8 ? " ...\n" : "\n");
@@ -35,8 +36,7 @@ int main() {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("matmul %lldx%lld float32 on the CPU: %.1f ms (%.1f GFLOP/s)\n",
-              static_cast<long long>(n), static_cast<long long>(n), ms,
-              2.0 * n * n * n / ms / 1e6);
+              static_cast<long long>(n), static_cast<long long>(n), ms, 2.0 * n * n * n / ms / 1e6);
   print("c[0, :]               ", c.select(0, 0));
   return 0;
 }

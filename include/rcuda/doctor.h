@@ -17,8 +17,8 @@ enum class Status { Pass, Warn, Fail, Skip };
 const char* status_name(Status s);  // "PASS", "WARN", "FAIL", "SKIP"
 
 struct Check {
-  std::string id;      // stable key: "driver", "cublas_gemm", ...
-  std::string title;   // one line, what was checked
+  std::string id;     // stable key: "driver", "cublas_gemm", ...
+  std::string title;  // one line, what was checked
   Status status = Status::Skip;
   std::string detail;  // what was found
   std::string fix;     // one line for WARN and FAIL, "" otherwise
@@ -27,7 +27,7 @@ struct Check {
 
 // A vendor library as found at run time (dlopen by soname, as rcuda would load it).
 struct Library {
-  std::string name;     // "cuBLAS"
+  std::string name;  // "cuBLAS"
   bool found = false;
   std::string version;  // "13.0.2"
   std::string path;     // the file loaded, or what was tried when not found
@@ -58,17 +58,17 @@ struct Report {
   int blas_threads = 0;
   // CUDA as built
   bool cuda_built = false;
-  int cuda_runtime_built = 0;          // CUDART_VERSION, e.g. 13000; 0 when not built
-  std::string cuda_toolkit_version;    // CMake's CUDAToolkit_VERSION, "" when not built
-  std::string cuda_architectures;      // CMAKE_CUDA_ARCHITECTURES as resolved ("80-real;90")
-  std::string cudnn_built;             // cudnn_version.h at build time, "" when absent
+  int cuda_runtime_built = 0;        // CUDART_VERSION, e.g. 13000; 0 when not built
+  std::string cuda_toolkit_version;  // CMake's CUDAToolkit_VERSION, "" when not built
+  std::string cuda_architectures;    // CMAKE_CUDA_ARCHITECTURES as resolved ("80-real;90")
+  std::string cudnn_built;           // cudnn_version.h at build time, "" when absent
   // CUDA as found now
   int cuda_runtime_loaded = 0;  // cudaRuntimeGetVersion
   int driver_version = 0;       // cuDriverGetVersion through dlopen("libcuda.so.1"), 0 without
   std::string driver_library;   // the libcuda file, or why it did not load
   std::string nvidia_driver;    // NVML's driver version string ("580.159.04"), "" without
   bool cuda_available = false;
-  std::string cuda_unavailable_reason;  // one sentence when !cuda_available
+  std::string cuda_unavailable_reason;              // one sentence when !cuda_available
   std::optional<std::string> cuda_visible_devices;  // unset: empty
   std::vector<Library> libraries;                   // cuBLAS, cuDNN, NCCL
   std::vector<DeviceReport> devices;
@@ -90,13 +90,12 @@ std::string to_json(const Report& report);
 // code for the same major and a minor no higher, or PTX no newer (JIT-compiled at load).
 // "all"/"all-major" cover everything; "native" cannot be judged (empty result).
 struct ArchitectureCoverage {
-  bool known = true;   // false for "native" or an unparsable list
+  bool known = true;  // false for "native" or an unparsable list
   bool machine_code = false;
   bool ptx = false;
   std::string detail;  // "sm_90 machine code", "compute_90 PTX (JIT at load)", ...
 };
-ArchitectureCoverage architecture_coverage(const std::string& architectures, int major,
-                                           int minor);
+ArchitectureCoverage architecture_coverage(const std::string& architectures, int major, int minor);
 
 // "13.0" from 13000; "12.4" from 12040; "" from 0.
 std::string cuda_version_string(int version);

@@ -8,13 +8,15 @@ namespace rcuda::r {
 
 std::optional<DType> dtype_arg(SEXP x) {
   if (Rf_isNull(x)) return std::nullopt;
-  if (!Rf_isString(x) || Rf_length(x) != 1) throw DTypeError("dtype must be a torch dtype such as torch_float()");
+  if (!Rf_isString(x) || Rf_length(x) != 1)
+    throw DTypeError("dtype must be a torch dtype such as torch_float()");
   return dtype_from_name(CHAR(STRING_ELT(x, 0)));
 }
 
 Device device_arg(SEXP x) {
   if (Rf_isNull(x)) return Device();
-  if (!Rf_isString(x) || Rf_length(x) != 1) throw DeviceError("device must be a torch_device or a string such as \"cuda:0\"");
+  if (!Rf_isString(x) || Rf_length(x) != 1)
+    throw DeviceError("device must be a torch_device or a string such as \"cuda:0\"");
   return Device::parse(CHAR(STRING_ELT(x, 0)));
 }
 
@@ -23,9 +25,10 @@ Shape shape_arg(SEXP x) {
   const R_xlen_t n = Rf_xlength(x);
   shape.reserve(n);
   for (R_xlen_t i = 0; i < n; ++i) {
-    const double v = TYPEOF(x) == INTSXP ? (INTEGER(x)[i] == NA_INTEGER ? NAN : INTEGER(x)[i])
-                                         : REAL(x)[i];
-    RCUDA_CHECK(std::isfinite(v) && v == std::floor(v), ValueError, "size: expected whole numbers, got ", v);
+    const double v =
+        TYPEOF(x) == INTSXP ? (INTEGER(x)[i] == NA_INTEGER ? NAN : INTEGER(x)[i]) : REAL(x)[i];
+    RCUDA_CHECK(std::isfinite(v) && v == std::floor(v), ValueError,
+                "size: expected whole numbers, got ", v);
     shape.push_back(static_cast<int64_t>(v));
   }
   return shape;
@@ -35,7 +38,8 @@ int64_t dim_arg(SEXP x, const char* op) {
   RCUDA_CHECK(Rf_length(x) == 1, ValueError, op, ": dim must be a single number");
   const double d = Rf_asReal(x);
   RCUDA_CHECK(!std::isnan(d), ValueError, op, ": dim is NA");
-  RCUDA_CHECK(d != 0, IndexError, op, ": dim 0 is not valid; dims start at 1 (negative dims count from the end)");
+  RCUDA_CHECK(d != 0, IndexError, op,
+              ": dim 0 is not valid; dims start at 1 (negative dims count from the end)");
   return d > 0 ? static_cast<int64_t>(d) - 1 : static_cast<int64_t>(d);
 }
 
@@ -55,17 +59,22 @@ bool is_scalar(SEXP x) {
 }
 
 Scalar scalar_arg(SEXP x, const char* op) {
-  RCUDA_CHECK(Rf_xlength(x) == 1, ValueError, op, ": expected a single number, got length ", Rf_xlength(x));
+  RCUDA_CHECK(Rf_xlength(x) == 1, ValueError, op, ": expected a single number, got length ",
+              Rf_xlength(x));
   switch (TYPEOF(x)) {
-    case REALSXP: return REAL(x)[0];
+    case REALSXP:
+      return REAL(x)[0];
     case INTSXP:
-      RCUDA_CHECK(INTEGER(x)[0] != NA_INTEGER, ValueError, op, ": NA integer cannot be used as a number");
+      RCUDA_CHECK(INTEGER(x)[0] != NA_INTEGER, ValueError, op,
+                  ": NA integer cannot be used as a number");
       return static_cast<int64_t>(INTEGER(x)[0]);
     case LGLSXP:
-      RCUDA_CHECK(LOGICAL(x)[0] != NA_LOGICAL, ValueError, op, ": NA cannot be used as a logical value");
+      RCUDA_CHECK(LOGICAL(x)[0] != NA_LOGICAL, ValueError, op,
+                  ": NA cannot be used as a logical value");
       return LOGICAL(x)[0] != 0;
     default:
-      throw DTypeError(std::string(op) + ": expected a number, got an R " + Rf_type2char(TYPEOF(x)));
+      throw DTypeError(std::string(op) + ": expected a number, got an R " +
+                       Rf_type2char(TYPEOF(x)));
   }
 }
 

@@ -66,15 +66,17 @@ Tensor from_r(SEXP data, std::optional<DType> dtype, Device device) {
   RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP, DTypeError,
               "torch_tensor: cannot convert an R ", Rf_type2char(type),
               " (expected double, integer or logical)");
-  const DType target =
-      dtype.value_or(type == REALSXP ? DType::Float32 : type == INTSXP ? DType::Int64 : DType::Bool);
+  const DType target = dtype.value_or(type == REALSXP  ? DType::Float32
+                                      : type == INTSXP ? DType::Int64
+                                                       : DType::Bool);
   cpp11::sexp source = data;
   if (type == REALSXP) {
-    RCUDA_CHECK(is_floating(target) || !has_nan(data), ValueError, "torch_tensor: NA/NaN cannot be stored in a ",
-                dtype_name(target), " tensor (only floating dtypes hold NaN)");
+    RCUDA_CHECK(is_floating(target) || !has_nan(data), ValueError,
+                "torch_tensor: NA/NaN cannot be stored in a ", dtype_name(target),
+                " tensor (only floating dtypes hold NaN)");
   } else if (has_na_int(data)) {
-    RCUDA_CHECK(is_floating(target), ValueError, "torch_tensor: NA cannot be stored in a ", dtype_name(target),
-                " tensor (only floating dtypes hold NA, as NaN)");
+    RCUDA_CHECK(is_floating(target), ValueError, "torch_tensor: NA cannot be stored in a ",
+                dtype_name(target), " tensor (only floating dtypes hold NA, as NaN)");
     source = cpp11::safe[Rf_coerceVector](data, REALSXP);  // NA -> NA_real_, a NaN
   }
   const bool is_double = TYPEOF(source) == REALSXP;
@@ -107,13 +109,15 @@ extern "C" SEXP rc_to_r(SEXP x) {
     const bool out_of_range =
         item(any(logical_or(gt(t, Scalar(big)), lt(t, Scalar(-big))))).to_bool();
     if (out_of_range)
-      cpp11::warning("as_array: int64 values beyond R's integer range (+-2147483647) do not fit "
-                     "an R integer and come back wrong; convert with $to(dtype = torch_double())");
+      cpp11::warning(
+          "as_array: int64 values beyond R's integer range (+-2147483647) do not fit "
+          "an R integer and come back wrong; convert with $to(dtype = torch_double())");
   }
   Shape dims = t.shape();
   cpp11::sexp out = cpp11::safe[Rf_allocVector](type, static_cast<R_xlen_t>(t.numel()));
   if (t.numel() > 0) {
-    void* memory = type == REALSXP ? static_cast<void*>(REAL(out)) : static_cast<void*>(INTEGER(out));
+    void* memory =
+        type == REALSXP ? static_cast<void*>(REAL(out)) : static_cast<void*>(INTEGER(out));
     Tensor view = r_memory_view(memory, dims.empty() ? Shape{1} : dims,
                                 type == REALSXP ? DType::Float64 : DType::Int32);
     copy_(view, dims.empty() ? t.view({1}) : t);

@@ -42,15 +42,15 @@ extern "C" SEXP rc_cuda_synchronize(SEXP device) {
 extern "C" SEXP rc_cuda_memory_stats(SEXP device) {
   RCUDA_BEGIN
   const MemoryStats s = cuda::memory_stats(Rf_asInteger(device));
-  return cpp11::writable::list({
-      "allocated_bytes.all.current"_nm = static_cast<double>(s.allocated_bytes),
-      "allocated_bytes.all.peak"_nm = static_cast<double>(s.peak_allocated_bytes),
-      "reserved_bytes.all.current"_nm = static_cast<double>(s.reserved_bytes),
-      "reserved_bytes.all.peak"_nm = static_cast<double>(s.peak_reserved_bytes),
-      "num_alloc_retries"_nm = static_cast<double>(s.retry_count),
-      "num_ooms"_nm = static_cast<double>(s.oom_count),
-      "allocation.all.allocated"_nm = static_cast<double>(s.allocation_count),
-      "allocation.all.freed"_nm = static_cast<double>(s.free_count)});
+  return cpp11::writable::list(
+      {"allocated_bytes.all.current"_nm = static_cast<double>(s.allocated_bytes),
+       "allocated_bytes.all.peak"_nm = static_cast<double>(s.peak_allocated_bytes),
+       "reserved_bytes.all.current"_nm = static_cast<double>(s.reserved_bytes),
+       "reserved_bytes.all.peak"_nm = static_cast<double>(s.peak_reserved_bytes),
+       "num_alloc_retries"_nm = static_cast<double>(s.retry_count),
+       "num_ooms"_nm = static_cast<double>(s.oom_count),
+       "allocation.all.allocated"_nm = static_cast<double>(s.allocation_count),
+       "allocation.all.freed"_nm = static_cast<double>(s.free_count)});
   RCUDA_END
 }
 

@@ -37,7 +37,8 @@ void finalize(SEXP ptr) {
 
 // Note [GC pressure] 1: bytes since the last collection, per device type.
 int64_t pending_bytes[kNumDeviceTypes] = {0, 0};
-int64_t threshold_bytes[kNumDeviceTypes] = {int64_t{1} << 30, -1};  // CPU: 1 GiB; CUDA: -1, computed on first use
+int64_t threshold_bytes[kNumDeviceTypes] = {int64_t{1} << 30,
+                                            -1};  // CPU: 1 GiB; CUDA: -1, computed on first use
 double gc_fraction = 0.25;
 
 std::thread::id main_thread;
@@ -84,15 +85,14 @@ SEXP wrap(Tensor t) {
   return ptr;
 }
 
-bool is_tensor(SEXP x) {
-  return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "rcuda_tensor");
-}
+bool is_tensor(SEXP x) { return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "rcuda_tensor"); }
 
 const Tensor& unwrap(SEXP x) {
-  if (!is_tensor(x)) throw ValueError("expected an rcuda_tensor, got an R " +
-                                      std::string(Rf_type2char(TYPEOF(x))));
+  if (!is_tensor(x))
+    throw ValueError("expected an rcuda_tensor, got an R " + std::string(Rf_type2char(TYPEOF(x))));
   auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(x));
-  if (t == nullptr) throw ValueError("the tensor was freed (an external pointer saved and restored?)");
+  if (t == nullptr)
+    throw ValueError("the tensor was freed (an external pointer saved and restored?)");
   return *t;
 }
 
@@ -139,11 +139,11 @@ extern "C" SEXP rc_unload() {
 extern "C" SEXP rc_gc_state() {
   RCUDA_BEGIN
   using namespace cpp11::literals;
-  return cpp11::writable::list({
-      "cpu_pending_bytes"_nm = static_cast<double>(pending_bytes[0]),
-      "cuda_pending_bytes"_nm = static_cast<double>(pending_bytes[1]),
-      "cpu_threshold_bytes"_nm = static_cast<double>(threshold_bytes[0]),
-      "cuda_threshold_bytes"_nm = static_cast<double>(threshold_bytes[1]),
-      "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes)});
+  return cpp11::writable::list(
+      {"cpu_pending_bytes"_nm = static_cast<double>(pending_bytes[0]),
+       "cuda_pending_bytes"_nm = static_cast<double>(pending_bytes[1]),
+       "cpu_threshold_bytes"_nm = static_cast<double>(threshold_bytes[0]),
+       "cuda_threshold_bytes"_nm = static_cast<double>(threshold_bytes[1]),
+       "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes)});
   RCUDA_END
 }

@@ -48,8 +48,10 @@ extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
   RCUDA_BEGIN
   const char* name = name_of(op);
   if (is_tensor(a) && is_tensor(b)) return wrap(binary_op(name, unwrap(a), unwrap(b)));
-  if (is_tensor(a) && !is_scalar(b)) return wrap(binary_op(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
-  if (is_tensor(b) && !is_scalar(a)) return wrap(binary_op(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
+  if (is_tensor(a) && !is_scalar(b))
+    return wrap(binary_op(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
+  if (is_tensor(b) && !is_scalar(a))
+    return wrap(binary_op(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
   if (is_tensor(a)) {
     Tensor r = tensor_with_scalar(name, unwrap(a), scalar_arg(b, name));
     if (r.defined()) return wrap(std::move(r));
@@ -83,7 +85,8 @@ extern "C" SEXP rc_where(SEXP condition, SEXP a, SEXP b) {
   if (is_tensor(a) && is_tensor(b)) return wrap(where(c, unwrap(a), unwrap(b)));
   if (is_tensor(a)) return wrap(where(c, unwrap(a), scalar_arg(b, "where")));
   if (is_tensor(b)) return wrap(where(c, scalar_arg(a, "where"), unwrap(b)));
-  return wrap(where(c, number_tensor(a, "where", c.device()), number_tensor(b, "where", c.device())));
+  return wrap(
+      where(c, number_tensor(a, "where", c.device()), number_tensor(b, "where", c.device())));
   RCUDA_END
 }
 
@@ -136,7 +139,8 @@ extern "C" SEXP rc_extreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim) {
   const Tensor& t = unwrap(x);
   if (Rf_isNull(dim)) return wrap(is_max ? max(t) : min(t));
   const int64_t d = dim_arg(dim, name_of(kind));
-  auto [values, indices] = is_max ? max(t, d, Rf_asLogical(keepdim)) : min(t, d, Rf_asLogical(keepdim));
+  auto [values, indices] =
+      is_max ? max(t, d, Rf_asLogical(keepdim)) : min(t, d, Rf_asLogical(keepdim));
   cpp11::writable::list out(2);
   out[0] = wrap(std::move(values));
   out[1] = wrap(add(indices, Scalar(int64_t{1})));

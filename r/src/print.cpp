@@ -109,9 +109,10 @@ void print_matrix(std::ostream& out, const double* v, int64_t rows, int64_t cols
 }
 
 std::string type_name(const Tensor& t) {
-  static const char* names[] = {"Bool", "Byte", "Int", "Long", "Half", "BFloat16",
-                                "Float", "Double", "Float8_e4m3fn", "Float8_e5m2"};
-  return std::string(t.device().is_cuda() ? "CUDA" : "CPU") + names[static_cast<int>(t.dtype())] + "Type";
+  static const char* names[] = {"Bool",     "Byte",  "Int",    "Long",          "Half",
+                                "BFloat16", "Float", "Double", "Float8_e4m3fn", "Float8_e5m2"};
+  return std::string(t.device().is_cuda() ? "CUDA" : "CPU") + names[static_cast<int>(t.dtype())] +
+         "Type";
 }
 
 }  // namespace
@@ -135,7 +136,8 @@ extern "C" SEXP rc_format(SEXP x) {
     print_matrix(body, v, s[0], s[1], 0);
   } else if (t.numel() > 0) {
     // Leading dims are walked like an odometer, the first dim fastest (as libtorch does).
-    const int64_t rows = s[s.size() - 2], cols = s.back(), lead = static_cast<int64_t>(s.size()) - 2;
+    const int64_t rows = s[s.size() - 2], cols = s.back(),
+                  lead = static_cast<int64_t>(s.size()) - 2;
     std::vector<int64_t> counter(lead, 0);
     Strides strides = contiguous_strides(s);
     int64_t blocks = 1;

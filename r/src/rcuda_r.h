@@ -48,23 +48,23 @@ bool is_scalar(SEXP x);
 
 }  // namespace rcuda::r
 
-#define RCUDA_BEGIN                                    \
-  char rcuda_error_message_[8192] = "";                \
-  const char* rcuda_error_kind_ = nullptr;             \
-  SEXP rcuda_unwind_token_ = R_NilValue;               \
+#define RCUDA_BEGIN                        \
+  char rcuda_error_message_[8192] = "";    \
+  const char* rcuda_error_kind_ = nullptr; \
+  SEXP rcuda_unwind_token_ = R_NilValue;   \
   try {
-#define RCUDA_END                                                                          \
-  }                                                                                        \
-  catch (cpp11::unwind_exception & e) {                                                    \
-    rcuda_unwind_token_ = e.token;                                                         \
-  }                                                                                        \
-  catch (const rcuda::Error& e) {                                                          \
-    rcuda_error_kind_ = e.kind();                                                          \
-    std::snprintf(rcuda_error_message_, sizeof(rcuda_error_message_), "%s", e.what());     \
-  }                                                                                        \
-  catch (const std::exception& e) {                                                        \
-    rcuda_error_kind_ = "Error";                                                           \
-    std::snprintf(rcuda_error_message_, sizeof(rcuda_error_message_), "%s", e.what());     \
-  }                                                                                        \
-  if (rcuda_unwind_token_ != R_NilValue) R_ContinueUnwind(rcuda_unwind_token_);            \
+#define RCUDA_END                                                                      \
+  }                                                                                    \
+  catch (cpp11::unwind_exception & e) {                                                \
+    rcuda_unwind_token_ = e.token;                                                     \
+  }                                                                                    \
+  catch (const rcuda::Error& e) {                                                      \
+    rcuda_error_kind_ = e.kind();                                                      \
+    std::snprintf(rcuda_error_message_, sizeof(rcuda_error_message_), "%s", e.what()); \
+  }                                                                                    \
+  catch (const std::exception& e) {                                                    \
+    rcuda_error_kind_ = "Error";                                                       \
+    std::snprintf(rcuda_error_message_, sizeof(rcuda_error_message_), "%s", e.what()); \
+  }                                                                                    \
+  if (rcuda_unwind_token_ != R_NilValue) R_ContinueUnwind(rcuda_unwind_token_);        \
   rcuda::r::signal_error(rcuda_error_kind_, rcuda_error_message_);

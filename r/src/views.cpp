@@ -74,7 +74,8 @@ extern "C" SEXP rc_t(SEXP x) {
 // Elements start..end (1-based, inclusive) by step along dim.
 extern "C" SEXP rc_slice(SEXP x, SEXP dim, SEXP start, SEXP end, SEXP step) {
   RCUDA_BEGIN
-  return wrap(unwrap(x).slice(dim_arg(dim, "slice"), int_arg(start) - 1, int_arg(end), int_arg(step)));
+  return wrap(
+      unwrap(x).slice(dim_arg(dim, "slice"), int_arg(start) - 1, int_arg(end), int_arg(step)));
   RCUDA_END
 }
 
@@ -144,11 +145,13 @@ extern "C" SEXP rc_index_select(SEXP x, SEXP dim, SEXP index) {
   std::vector<int64_t> positions(Rf_xlength(index));
   for (size_t i = 0; i < positions.size(); ++i) {
     const double v = TYPEOF(index) == INTSXP ? INTEGER(index)[i] : REAL(index)[i];
-    RCUDA_CHECK(v != 0 && v >= -n && v <= n, IndexError, "index: position ", v, " is out of range for dim ",
-                d + 1, " of size ", n, " (positions start at 1; negative ones count from the end)");
+    RCUDA_CHECK(v != 0 && v >= -n && v <= n, IndexError, "index: position ", v,
+                " is out of range for dim ", d + 1, " of size ", n,
+                " (positions start at 1; negative ones count from the end)");
     positions[i] = v > 0 ? static_cast<int64_t>(v) - 1 : n + static_cast<int64_t>(v);
   }
-  Tensor idx = from_data(positions.data(), {static_cast<int64_t>(positions.size())}, DType::Int64, t.device());
+  Tensor idx = from_data(positions.data(), {static_cast<int64_t>(positions.size())}, DType::Int64,
+                         t.device());
   return wrap(index_select(t, d, idx));
   RCUDA_END
 }

@@ -18,19 +18,51 @@
 
 namespace rcuda::backend {
 
-template <typename T> struct ComputeTypeOf { using type = T; };
-template <> struct ComputeTypeOf<Half> { using type = float; };
-template <> struct ComputeTypeOf<BFloat16> { using type = float; };
-template <> struct ComputeTypeOf<Float8E4M3FN> { using type = float; };
-template <> struct ComputeTypeOf<Float8E5M2> { using type = float; };
-template <typename T> using ComputeType = typename ComputeTypeOf<T>::type;
+template <typename T>
+struct ComputeTypeOf {
+  using type = T;
+};
+template <>
+struct ComputeTypeOf<Half> {
+  using type = float;
+};
+template <>
+struct ComputeTypeOf<BFloat16> {
+  using type = float;
+};
+template <>
+struct ComputeTypeOf<Float8E4M3FN> {
+  using type = float;
+};
+template <>
+struct ComputeTypeOf<Float8E5M2> {
+  using type = float;
+};
+template <typename T>
+using ComputeType = typename ComputeTypeOf<T>::type;
 
-template <typename T> struct AccumulateTypeOf { using type = int64_t; };
-template <> struct AccumulateTypeOf<float> { using type = double; };
-template <> struct AccumulateTypeOf<double> { using type = double; };
-template <> struct AccumulateTypeOf<Half> { using type = float; };
-template <> struct AccumulateTypeOf<BFloat16> { using type = float; };
-template <typename T> using AccumulateType = typename AccumulateTypeOf<T>::type;
+template <typename T>
+struct AccumulateTypeOf {
+  using type = int64_t;
+};
+template <>
+struct AccumulateTypeOf<float> {
+  using type = double;
+};
+template <>
+struct AccumulateTypeOf<double> {
+  using type = double;
+};
+template <>
+struct AccumulateTypeOf<Half> {
+  using type = float;
+};
+template <>
+struct AccumulateTypeOf<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using AccumulateType = typename AccumulateTypeOf<T>::type;
 
 template <typename T>
 constexpr bool kIsReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
@@ -66,16 +98,25 @@ RCUDA_HOST_DEVICE inline To convert(From v) {
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::Bool: return f(bool{});
-    case DType::UInt8: return f(uint8_t{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Float16: return f(Half{});
-    case DType::BFloat16: return f(BFloat16{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
+    case DType::Bool:
+      return f(bool{});
+    case DType::UInt8:
+      return f(uint8_t{});
+    case DType::Int32:
+      return f(int32_t{});
+    case DType::Int64:
+      return f(int64_t{});
+    case DType::Float16:
+      return f(Half{});
+    case DType::BFloat16:
+      return f(BFloat16{});
+    case DType::Float32:
+      return f(float{});
+    case DType::Float64:
+      return f(double{});
     case DType::Float8E4M3FN:
-    case DType::Float8E5M2: float8_unsupported(dtype);
+    case DType::Float8E5M2:
+      float8_unsupported(dtype);
   }
   throw DTypeError("dispatch: unknown dtype");
 }
@@ -84,9 +125,12 @@ decltype(auto) dispatch_all(DType dtype, F&& f) {
 template <typename F>
 decltype(auto) dispatch_with_float8(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::Float8E4M3FN: return f(Float8E4M3FN{});
-    case DType::Float8E5M2: return f(Float8E5M2{});
-    default: return dispatch_all(dtype, std::forward<F>(f));
+    case DType::Float8E4M3FN:
+      return f(Float8E4M3FN{});
+    case DType::Float8E5M2:
+      return f(Float8E5M2{});
+    default:
+      return dispatch_all(dtype, std::forward<F>(f));
   }
 }
 
@@ -94,13 +138,19 @@ decltype(auto) dispatch_with_float8(DType dtype, F&& f) {
 template <typename F>
 decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
   switch (dtype) {
-    case DType::Float16: return f(Half{});
-    case DType::BFloat16: return f(BFloat16{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
+    case DType::Float16:
+      return f(Half{});
+    case DType::BFloat16:
+      return f(BFloat16{});
+    case DType::Float32:
+      return f(float{});
+    case DType::Float64:
+      return f(double{});
     case DType::Float8E4M3FN:
-    case DType::Float8E5M2: float8_unsupported(dtype);
-    default: break;
+    case DType::Float8E5M2:
+      float8_unsupported(dtype);
+    default:
+      break;
   }
   throw DTypeError(std::string(op) + ": expected a floating dtype, got " + dtype_name(dtype));
 }

@@ -16,7 +16,7 @@ namespace rcuda::backend {
 
 template <int N>
 struct StridedLoop {
-  std::vector<int64_t> sizes;                          // innermost last
+  std::vector<int64_t> sizes;                        // innermost last
   std::array<std::vector<int64_t>, N> byte_strides;  // per operand, per dim
   std::array<char*, N> data;
   int64_t numel = 0;

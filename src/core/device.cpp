@@ -15,7 +15,8 @@ Device Device::parse(const std::string& spec) {
     for (char c : digits) all_digits = all_digits && c >= '0' && c <= '9';
     if (all_digits) return Device(DeviceType::CUDA, std::atoi(digits.c_str()));
   }
-  throw ValueError("device: cannot parse '" + spec + "' (expected \"cpu\", \"cuda\" or \"cuda:N\")");
+  throw ValueError("device: cannot parse '" + spec +
+                   "' (expected \"cpu\", \"cuda\" or \"cuda:N\")");
 }
 
 std::string Device::str() const {

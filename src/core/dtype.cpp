@@ -9,42 +9,67 @@ size_t element_size(DType dtype) {
     case DType::Bool:
     case DType::UInt8:
     case DType::Float8E4M3FN:
-    case DType::Float8E5M2: return 1;
+    case DType::Float8E5M2:
+      return 1;
     case DType::Float16:
-    case DType::BFloat16: return 2;
+    case DType::BFloat16:
+      return 2;
     case DType::Int32:
-    case DType::Float32: return 4;
+    case DType::Float32:
+      return 4;
     case DType::Int64:
-    case DType::Float64: return 8;
+    case DType::Float64:
+      return 8;
   }
   throw DTypeError("element_size: unknown dtype");
 }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Bool: return "bool";
-    case DType::UInt8: return "uint8";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Float8E4M3FN: return "float8_e4m3fn";
-    case DType::Float8E5M2: return "float8_e5m2";
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Int32:
+      return "int32";
+    case DType::Int64:
+      return "int64";
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Float8E4M3FN:
+      return "float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "float8_e5m2";
   }
   return "unknown";
 }
 
 DType dtype_from_name(const std::string& name) {
-  struct Alias { const char* name; DType dtype; };
-  static const Alias aliases[] = {
-      {"bool", DType::Bool},         {"uint8", DType::UInt8},       {"int32", DType::Int32},
-      {"int", DType::Int32},         {"int64", DType::Int64},       {"long", DType::Int64},
-      {"float16", DType::Float16},   {"half", DType::Float16},      {"bfloat16", DType::BFloat16},
-      {"float32", DType::Float32},   {"float", DType::Float32},     {"float64", DType::Float64},
-      {"double", DType::Float64},     {"float8_e4m3fn", DType::Float8E4M3FN},
-      {"float8_e5m2", DType::Float8E5M2}};
+  struct Alias {
+    const char* name;
+    DType dtype;
+  };
+  static const Alias aliases[] = {{"bool", DType::Bool},
+                                  {"uint8", DType::UInt8},
+                                  {"int32", DType::Int32},
+                                  {"int", DType::Int32},
+                                  {"int64", DType::Int64},
+                                  {"long", DType::Int64},
+                                  {"float16", DType::Float16},
+                                  {"half", DType::Float16},
+                                  {"bfloat16", DType::BFloat16},
+                                  {"float32", DType::Float32},
+                                  {"float", DType::Float32},
+                                  {"float64", DType::Float64},
+                                  {"double", DType::Float64},
+                                  {"float8_e4m3fn", DType::Float8E4M3FN},
+                                  {"float8_e5m2", DType::Float8E5M2}};
   for (const Alias& a : aliases)
     if (name == a.name) return a.dtype;
   throw DTypeError("dtype: unknown dtype name '" + name +
@@ -54,8 +79,8 @@ DType dtype_from_name(const std::string& name) {
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  RCUDA_CHECK(!is_float8(a) && !is_float8(b), DTypeError, "promotion of ", dtype_name(a),
-              " with ", dtype_name(b), " is not supported: convert one of them with to()");
+  RCUDA_CHECK(!is_float8(a) && !is_float8(b), DTypeError, "promotion of ", dtype_name(a), " with ",
+              dtype_name(b), " is not supported: convert one of them with to()");
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   const bool fa = is_floating(a), fb = is_floating(b);

@@ -40,8 +40,8 @@ std::string shape_str(const Shape& shape) {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   // A 0-dim tensor accepts dims 0 and -1, as torch.
   const int64_t n = ndim > 0 ? ndim : 1;
-  RCUDA_CHECK(dim >= -n && dim < n, IndexError, op, ": dim ", dim,
-              " out of range for a tensor of ", ndim, " dims (expected ", -n, " to ", n - 1, ")");
+  RCUDA_CHECK(dim >= -n && dim < n, IndexError, op, ": dim ", dim, " out of range for a tensor of ",
+              ndim, " dims (expected ", -n, " to ", n - 1, ")");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -51,9 +51,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   for (size_t i = 0; i < n; ++i) {
     const int64_t sa = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t sb = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    RCUDA_CHECK(sa == sb || sa == 1 || sb == 1, ShapeError, op, ": shapes ", shape_str(a),
-                " and ", shape_str(b), " cannot be broadcast (", sa, " vs ", sb, " at dim ", i,
-                ")");
+    RCUDA_CHECK(sa == sb || sa == 1 || sb == 1, ShapeError, op, ": shapes ", shape_str(a), " and ",
+                shape_str(b), " cannot be broadcast (", sa, " vs ", sb, " at dim ", i, ")");
     out[i] = sa == 1 ? sb : sa;
   }
   return out;

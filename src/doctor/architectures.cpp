@@ -20,14 +20,17 @@ struct Arch {
 bool parse(std::string entry, Arch* out) {
   *out = Arch{};
   auto strip = [&](const std::string& tail) {
-    if (entry.size() > tail.size() && entry.compare(entry.size() - tail.size(), tail.size(), tail) == 0) {
+    if (entry.size() > tail.size() &&
+        entry.compare(entry.size() - tail.size(), tail.size(), tail) == 0) {
       entry.resize(entry.size() - tail.size());
       return true;
     }
     return false;
   };
-  if (strip("-real")) out->virt = false;
-  else if (strip("-virtual")) out->real = false;
+  if (strip("-real"))
+    out->virt = false;
+  else if (strip("-virtual"))
+    out->real = false;
   if (!entry.empty() && (entry.back() == 'a' || entry.back() == 'f')) {
     out->suffix = entry.back();
     entry.pop_back();
@@ -43,8 +46,7 @@ std::string arch_name(const char* prefix, const Arch& a) {
 
 }  // namespace
 
-ArchitectureCoverage architecture_coverage(const std::string& architectures, int major,
-                                           int minor) {
+ArchitectureCoverage architecture_coverage(const std::string& architectures, int major, int minor) {
   ArchitectureCoverage c;
   std::string list = architectures;
   for (char& ch : list)
@@ -59,12 +61,15 @@ ArchitectureCoverage architecture_coverage(const std::string& architectures, int
     any = true;
     if (entry == "all" || entry == "all-major") {
       c.machine_code = c.ptx = true;
-      c.detail = "built for \"" + entry + "\": machine code or PTX for every architecture the toolkit knows";
+      c.detail = "built for \"" + entry +
+                 "\": machine code or PTX for every architecture the toolkit knows";
       return c;
     }
     if (entry == "native") {
       c.known = false;
-      c.detail = "built for \"native\" (the GPUs of the build machine); coverage cannot be told from the list";
+      c.detail =
+          "built for \"native\" (the GPUs of the build machine); coverage cannot be told from the "
+          "list";
       return c;
     }
     Arch a;
@@ -99,7 +104,8 @@ ArchitectureCoverage architecture_coverage(const std::string& architectures, int
   else if (c.ptx)
     c.detail = arch_name("compute_", best_ptx_arch) + " PTX only (compiled by the driver at load)";
   else
-    c.detail = "no machine code or PTX for sm_" + std::to_string(device) + " in \"" + architectures + "\"";
+    c.detail =
+        "no machine code or PTX for sm_" + std::to_string(device) + " in \"" + architectures + "\"";
   return c;
 }
 

@@ -50,7 +50,9 @@ std::string check(const CudnnApi& api, cudnnStatus_t st, const char* call) {
 Check cudnn_conv_check(int device, const Library& cudnn) {
   const std::string id = "cudnn_conv", title = check_title(id);
   void* h = dlopen(cudnn.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) return make_check(id, title, Status::Fail, "cannot reopen " + cudnn.path, "reinstall cuDNN", device);
+  if (!h)
+    return make_check(id, title, Status::Fail, "cannot reopen " + cudnn.path, "reinstall cuDNN",
+                      device);
   CudnnApi api{};
   std::string missing;
   resolve(h, "cudnnCreate", &api.create, &missing);
@@ -101,8 +103,9 @@ Check cudnn_conv_check(int device, const Library& cudnn) {
     err = check(api, api.set_filter(wdesc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, r, r),
                 "cudnnSetFilter4dDescriptor");
   if (err.empty())
-    err = check(api, api.set_conv(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-                "cudnnSetConvolution2dDescriptor");
+    err =
+        check(api, api.set_conv(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+              "cudnnSetConvolution2dDescriptor");
   if (err.empty())  // plain FMA: cuDNN's default allows TF32 on Ampere and newer
     err = check(api, api.set_math(conv, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
   const float alpha = 1, beta = 0;
@@ -114,15 +117,17 @@ Check cudnn_conv_check(int device, const Library& cudnn) {
                             yd.data_ptr()),
                 "cudnnConvolutionForward");
   const cudaError_t sync = cudaDeviceSynchronize();
-  if (err.empty() && sync != cudaSuccess) err = std::string("after cudnnConvolutionForward: ") + cudaGetErrorString(sync);
+  if (err.empty() && sync != cudaSuccess)
+    err = std::string("after cudnnConvolutionForward: ") + cudaGetErrorString(sync);
   if (conv) api.destroy_conv(conv);
   if (wdesc) api.destroy_filter(wdesc);
   if (ydesc) api.destroy_tensor(ydesc);
   if (xdesc) api.destroy_tensor(xdesc);
   if (handle) api.destroy(handle);
   if (!err.empty())
-    return make_check(id, title, Status::Fail, err,
-                      "check that cuDNN matches the CUDA major version and the driver (see libraries)", device);
+    return make_check(
+        id, title, Status::Fail, err,
+        "check that cuDNN matches the CUDA major version and the driver (see libraries)", device);
 
   const Tensor y = contiguous(to(yd, Device()));
   const float *px = x.data<float>(), *pw = w.data<float>(), *py = y.data<float>();
@@ -150,8 +155,9 @@ Check cudnn_conv_check(int device, const Library& cudnn) {
                 "2x3x9x7 * 4x3x3x3, pad 1, IMPLICIT_GEMM: worst relative error %.2e (cuDNN %s)",
                 worst, cudnn.version.c_str());
   if (worst < 1e-5) return make_check(id, title, Status::Pass, detail, "", device);
-  return make_check(id, title, Status::Fail, detail,
-                    "cuDNN gives wrong results: check the cuDNN and driver versions (see libraries)", device);
+  return make_check(
+      id, title, Status::Fail, detail,
+      "cuDNN gives wrong results: check the cuDNN and driver versions (see libraries)", device);
 }
 
 }  // namespace rcuda::doctor::detail

@@ -27,10 +27,14 @@ namespace rcuda::doctor {
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::Pass: return "PASS";
-    case Status::Warn: return "WARN";
-    case Status::Fail: return "FAIL";
-    case Status::Skip: return "SKIP";
+    case Status::Pass:
+      return "PASS";
+    case Status::Warn:
+      return "WARN";
+    case Status::Fail:
+      return "FAIL";
+    case Status::Skip:
+      return "SKIP";
   }
   return "?";
 }
@@ -141,16 +145,18 @@ Check cpu_gemm_check() {
   std::snprintf(detail, sizeof detail, "%lldx%lldx%lld, worst relative error %.2e", (long long)m,
                 (long long)k, (long long)n, worst);
   if (worst < 1e-5) return make_check("cpu_gemm", title, Status::Pass, detail);
-  return make_check("cpu_gemm", title, Status::Fail, detail,
-                    "the BLAS library gives wrong results: reinstall libopenblas0-openmp or "
-                    "select another with update-alternatives --config libblas.so.3-x86_64-linux-gnu");
+  return make_check(
+      "cpu_gemm", title, Status::Fail, detail,
+      "the BLAS library gives wrong results: reinstall libopenblas0-openmp or "
+      "select another with update-alternatives --config libblas.so.3-x86_64-linux-gnu");
 }
 
 bool cpu_has_flag(const std::string& flag) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
+    if (line.rfind("flags", 0) == 0)
+      return (line + " ").find(" " + flag + " ") != std::string::npos;
   return false;
 }
 
@@ -168,9 +174,13 @@ Check blas_kernels_check() {
                        lower == "nehalem" || lower == "penryn" || lower == "dunnington" ||
                        lower == "atom" || lower == "banias" || lower == "northwood";
   const bool avx512 = cpu_has_flag("avx512f"), avx2 = cpu_has_flag("avx2");
-  const std::string detail = "OpenBLAS kernels: " + blas.core + (avx512 ? "; CPU has AVX-512" : avx2 ? "; CPU has AVX2" : "");
+  const std::string detail = "OpenBLAS kernels: " + blas.core +
+                             (avx512 ? "; CPU has AVX-512"
+                              : avx2 ? "; CPU has AVX2"
+                                     : "");
   if (generic && (avx512 || avx2))
-    return make_check("blas_kernels", title, Status::Warn, detail + " (OpenBLAS does not know this CPU model)",
+    return make_check("blas_kernels", title, Status::Warn,
+                      detail + " (OpenBLAS does not know this CPU model)",
                       std::string("export OPENBLAS_CORETYPE=") + (avx512 ? "SkylakeX" : "Haswell") +
                           " (matmul several times faster), or install a newer OpenBLAS");
   return make_check("blas_kernels", title, Status::Pass, detail);
@@ -192,7 +202,8 @@ Check driver_check(const Report& r) {
   const std::string runtime = cuda_version_string(r.cuda_runtime_built);
   const std::string detail =
       "driver supports CUDA " + driver + ", rcuda built with CUDA runtime " + runtime;
-  if (r.driver_version >= r.cuda_runtime_built) return make_check("driver", title, Status::Pass, detail);
+  if (r.driver_version >= r.cuda_runtime_built)
+    return make_check("driver", title, Status::Pass, detail);
   if (r.driver_version / 1000 == r.cuda_runtime_built / 1000)
     // Minor version compatibility: the runtime works, but PTX built by the newer toolkit
     // cannot be JIT-compiled by the older driver.
@@ -225,18 +236,19 @@ void fill_nvml(Report& r) {
     if (*mig) enabled += (enabled.empty() ? "" : ", ") + std::to_string(i) + " (" + uuid + ")";
   }
   if (known == 0) {
-    r.checks.push_back(make_check("mig", title, Status::Skip, "NVML does not report MIG mode here"));
+    r.checks.push_back(
+        make_check("mig", title, Status::Skip, "NVML does not report MIG mode here"));
   } else if (enabled.empty()) {
     r.checks.push_back(make_check("mig", title, Status::Pass,
                                   "MIG disabled on all " + std::to_string(known) + " GPUs"));
   } else {
-    const bool mig_selected = r.cuda_visible_devices &&
-                              r.cuda_visible_devices->find("MIG-") != std::string::npos;
+    const bool mig_selected =
+        r.cuda_visible_devices && r.cuda_visible_devices->find("MIG-") != std::string::npos;
     r.checks.push_back(make_check(
-        "mig", title, mig_selected ? Status::Pass : Status::Warn,
-        "MIG enabled on GPU " + enabled,
-        mig_selected ? "" : "CUDA uses a MIG GPU only through its instances: set "
-                            "CUDA_VISIBLE_DEVICES=MIG-<uuid> from `nvidia-smi -L`"));
+        "mig", title, mig_selected ? Status::Pass : Status::Warn, "MIG enabled on GPU " + enabled,
+        mig_selected ? ""
+                     : "CUDA uses a MIG GPU only through its instances: set "
+                       "CUDA_VISIBLE_DEVICES=MIG-<uuid> from `nvidia-smi -L`"));
   }
 }
 

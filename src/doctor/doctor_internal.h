@@ -16,8 +16,8 @@ void run_cuda_checks(Report& report, const Options& options);
 
 // Vendor libraries through dlopen (probes.cpp).
 struct DriverProbe {
-  int version = 0;    // cuDriverGetVersion, 0 when libcuda did not load
-  std::string path;   // the file loaded, or why not
+  int version = 0;   // cuDriverGetVersion, 0 when libcuda did not load
+  std::string path;  // the file loaded, or why not
 };
 DriverProbe probe_driver();
 Library probe_cublas(int built_major);

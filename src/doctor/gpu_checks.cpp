@@ -43,24 +43,30 @@ Check guarded(const std::string& id, int device, const std::string& fix,
   } catch (const std::exception& e) {
     std::string hint = fix;
     if (std::strstr(e.what(), "NoKernelImage") || std::strstr(e.what(), "no kernel image"))
-      hint = "rcuda has no code for this GPU: rebuild with CMAKE_CUDA_ARCHITECTURES including it "
-             "(e.g. make clean && make CMAKE_FLAGS=-DCMAKE_CUDA_ARCHITECTURES=native)";
+      hint =
+          "rcuda has no code for this GPU: rebuild with CMAKE_CUDA_ARCHITECTURES including it "
+          "(e.g. make clean && make CMAKE_FLAGS=-DCMAKE_CUDA_ARCHITECTURES=native)";
     return make_check(id, check_title(id), Status::Fail, e.what(), hint, device);
   }
 }
 
 Check architecture_check(int d, const cuda::DeviceProperties& p) {
   const ArchitectureCoverage c = architecture_coverage(RCUDA_CUDA_ARCHITECTURES, p.major, p.minor);
-  const std::string cc = "compute capability " + std::to_string(p.major) + "." + std::to_string(p.minor);
+  const std::string cc =
+      "compute capability " + std::to_string(p.major) + "." + std::to_string(p.minor);
   const std::string fix = "rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(p.major) +
                           std::to_string(p.minor) + " (or native) added";
-  if (!c.known) return make_check("architecture", check_title("architecture"), Status::Warn, cc + ": " + c.detail, fix, d);
+  if (!c.known)
+    return make_check("architecture", check_title("architecture"), Status::Warn,
+                      cc + ": " + c.detail, fix, d);
   if (c.machine_code)
-    return make_check("architecture", check_title("architecture"), Status::Pass, cc + ": " + c.detail, "", d);
+    return make_check("architecture", check_title("architecture"), Status::Pass,
+                      cc + ": " + c.detail, "", d);
   if (c.ptx)
-    return make_check("architecture", check_title("architecture"), Status::Warn, cc + ": " + c.detail,
-                      fix + " to skip JIT compilation at start-up", d);
-  return make_check("architecture", check_title("architecture"), Status::Fail, cc + ": " + c.detail, fix, d);
+    return make_check("architecture", check_title("architecture"), Status::Warn,
+                      cc + ": " + c.detail, fix + " to skip JIT compilation at start-up", d);
+  return make_check("architecture", check_title("architecture"), Status::Fail, cc + ": " + c.detail,
+                    fix, d);
 }
 
 Check context_check(int d) {
@@ -119,8 +125,10 @@ Check gemm_check(int d) {
     scale = std::max(scale, std::fabs(double(ref.data<float>()[i])));
   }
   const double rel = worst / std::max(scale, 1e-30);
-  const std::string detail = format("257x129x65 float32 (TF32 off): max |CUDA - CPU| / max |CPU| = %.2e", rel);
-  if (rel < 1e-5) return make_check("cublas_gemm", check_title("cublas_gemm"), Status::Pass, detail, "", d);
+  const std::string detail =
+      format("257x129x65 float32 (TF32 off): max |CUDA - CPU| / max |CPU| = %.2e", rel);
+  if (rel < 1e-5)
+    return make_check("cublas_gemm", check_title("cublas_gemm"), Status::Pass, detail, "", d);
   return make_check("cublas_gemm", check_title("cublas_gemm"), Status::Fail, detail,
                     "cuBLAS gives wrong results: check that the cuBLAS found matches the toolkit "
                     "rcuda was built with (see libraries above)",
@@ -141,9 +149,11 @@ Check round_trip_check(int d) {
   const std::string detail = std::to_string(n) + " random bytes, pageable " +
                              (same ? "identical" : "DIFFERENT") + ", pinned " +
                              (same_pinned ? "identical" : "DIFFERENT");
-  if (same && same_pinned) return make_check("round_trip", check_title("round_trip"), Status::Pass, detail, "", d);
-  return make_check("round_trip", check_title("round_trip"), Status::Fail, detail,
-                    "copies corrupt data: check the GPU with `nvidia-smi -q -d ECC` and dmesg for Xid errors", d);
+  if (same && same_pinned)
+    return make_check("round_trip", check_title("round_trip"), Status::Pass, detail, "", d);
+  return make_check(
+      "round_trip", check_title("round_trip"), Status::Fail, detail,
+      "copies corrupt data: check the GPU with `nvidia-smi -q -d ECC` and dmesg for Xid errors", d);
 }
 
 Check pool_check(int d) {
@@ -161,14 +171,17 @@ Check pool_check(int d) {
   const MemoryStats after = cuda::memory_stats(d);
   const bool grew = during.allocated_bytes - before.allocated_bytes >= bytes &&
                     during.allocation_count > before.allocation_count;
-  const bool freed = after.allocated_bytes == before.allocated_bytes && after.free_count > before.free_count;
-  const std::string detail = "64 MiB: allocated " + std::to_string(before.allocated_bytes) + " -> " +
-                             std::to_string(during.allocated_bytes) + " -> " +
+  const bool freed =
+      after.allocated_bytes == before.allocated_bytes && after.free_count > before.free_count;
+  const std::string detail = "64 MiB: allocated " + std::to_string(before.allocated_bytes) +
+                             " -> " + std::to_string(during.allocated_bytes) + " -> " +
                              std::to_string(after.allocated_bytes) + " bytes, reserved " +
                              std::to_string(after.reserved_bytes);
-  if (grew && freed) return make_check("memory_pool", check_title("memory_pool"), Status::Pass, detail, "", d);
-  return make_check("memory_pool", check_title("memory_pool"), Status::Fail, detail,
-                    "the pool's statistics do not follow allocations: report this with `rcuda doctor --json`", d);
+  if (grew && freed)
+    return make_check("memory_pool", check_title("memory_pool"), Status::Pass, detail, "", d);
+  return make_check(
+      "memory_pool", check_title("memory_pool"), Status::Fail, detail,
+      "the pool's statistics do not follow allocations: report this with `rcuda doctor --json`", d);
 }
 
 Check cudnn_version_check(const Report& r) {
@@ -177,21 +190,25 @@ Check cudnn_version_check(const Report& r) {
     if (l.name == "cuDNN") cudnn = &l;
   const std::string title = check_title("cudnn_version");
   if (r.cudnn_built.empty())
-    return make_check("cudnn_version", title, Status::Skip, "rcuda was built without cuDNN headers");
+    return make_check("cudnn_version", title, Status::Skip,
+                      "rcuda was built without cuDNN headers");
   if (!cudnn || !cudnn->found)
     return make_check("cudnn_version", title, Status::Warn,
                       "built against cuDNN " + r.cudnn_built + ", none found at run time (" +
                           (cudnn ? cudnn->error : "") + ")",
                       "install cuDNN " + r.cudnn_built.substr(0, r.cudnn_built.find('.')) +
                           " for CUDA " + std::to_string(r.cuda_runtime_built / 1000) +
-                          " (Debian/Ubuntu: cudnn9-cuda-" + std::to_string(r.cuda_runtime_built / 1000) +
+                          " (Debian/Ubuntu: cudnn9-cuda-" +
+                          std::to_string(r.cuda_runtime_built / 1000) +
                           ") or add its lib folder to LD_LIBRARY_PATH");
   const std::string built_major = r.cudnn_built.substr(0, r.cudnn_built.find('.'));
   const std::string loaded_major = cudnn->version.substr(0, cudnn->version.find('.'));
-  const std::string detail = "built with " + r.cudnn_built + ", loaded " + cudnn->version + " from " + cudnn->path;
+  const std::string detail =
+      "built with " + r.cudnn_built + ", loaded " + cudnn->version + " from " + cudnn->path;
   if (built_major == loaded_major) return make_check("cudnn_version", title, Status::Pass, detail);
-  return make_check("cudnn_version", title, Status::Fail, detail,
-                    "install cuDNN " + built_major + " or rebuild rcuda against cuDNN " + loaded_major);
+  return make_check(
+      "cudnn_version", title, Status::Fail, detail,
+      "install cuDNN " + built_major + " or rebuild rcuda against cuDNN " + loaded_major);
 }
 
 }  // namespace
@@ -212,13 +229,18 @@ void run_cuda_checks(Report& r, const Options& options) {
   const int count = cuda::device_count();
   r.cuda_available = count > 0;
   r.cuda_unavailable_reason = count > 0 ? "" : cuda::unavailable_reason();
-  r.checks.push_back(make_check("cuda_build", check_title("cuda_build"), Status::Pass,
-                                "CUDA " + r.cuda_toolkit_version + ", architectures " + r.cuda_architectures));
+  r.checks.push_back(
+      make_check("cuda_build", check_title("cuda_build"), Status::Pass,
+                 "CUDA " + r.cuda_toolkit_version + ", architectures " + r.cuda_architectures));
   if (count == 0) {
-    std::string fix = "run `nvidia-smi`; if it lists GPUs, check CUDA_VISIBLE_DEVICES and the container's GPU access";
+    std::string fix =
+        "run `nvidia-smi`; if it lists GPUs, check CUDA_VISIBLE_DEVICES and the container's GPU "
+        "access";
     if (r.cuda_visible_devices)
-      fix = "CUDA_VISIBLE_DEVICES=\"" + *r.cuda_visible_devices + "\" hides every GPU: unset it or list valid indices/UUIDs";
-    if (r.driver_version == 0) fix = "install the NVIDIA driver; nothing to do on a CPU-only machine";
+      fix = "CUDA_VISIBLE_DEVICES=\"" + *r.cuda_visible_devices +
+            "\" hides every GPU: unset it or list valid indices/UUIDs";
+    if (r.driver_version == 0)
+      fix = "install the NVIDIA driver; nothing to do on a CPU-only machine";
     r.checks.push_back(make_check("devices", check_title("devices"), Status::Warn,
                                   "CUDA is not available: " + r.cuda_unavailable_reason, fix));
   } else {
@@ -252,8 +274,9 @@ void run_cuda_checks(Report& r, const Options& options) {
       r.checks.push_back(architecture_check(d, p));
     } catch (const std::exception& e) {
       r.devices.push_back(dev);
-      r.checks.push_back(make_check("architecture", check_title("architecture"), Status::Fail, e.what(),
-                                    "the device cannot be queried: check `nvidia-smi`", d));
+      r.checks.push_back(make_check("architecture", check_title("architecture"), Status::Fail,
+                                    e.what(), "the device cannot be queried: check `nvidia-smi`",
+                                    d));
       continue;
     }
     const Check context = context_check(d);
@@ -269,17 +292,19 @@ void run_cuda_checks(Report& r, const Options& options) {
                                  [&] { return cudnn_conv_check(d, *cudnn); }));
     else
       r.checks.push_back(make_check("cudnn_conv", check_title("cudnn_conv"), Status::Warn,
-                                    "cuDNN not found at run time", "install cuDNN (see cudnn_version)", d));
+                                    "cuDNN not found at run time",
+                                    "install cuDNN (see cudnn_version)", d));
 #else
     (void)cudnn;
-    r.checks.push_back(make_check("cudnn_conv", check_title("cudnn_conv"), Status::Warn,
-                                  "cuDNN convolution check not available in this build",
-                                  "rebuild with cudnn.h on the include path (install cuDNN's dev package)", d));
+    r.checks.push_back(
+        make_check("cudnn_conv", check_title("cudnn_conv"), Status::Warn,
+                   "cuDNN convolution check not available in this build",
+                   "rebuild with cudnn.h on the include path (install cuDNN's dev package)", d));
 #endif
     r.checks.push_back(guarded("round_trip", d, "check the GPU with `nvidia-smi -q -d ECC`",
                                [&] { return round_trip_check(d); }));
-    r.checks.push_back(guarded("memory_pool", d, "see the error message",
-                               [&] { return pool_check(d); }));
+    r.checks.push_back(
+        guarded("memory_pool", d, "see the error message", [&] { return pool_check(d); }));
   }
 }
 

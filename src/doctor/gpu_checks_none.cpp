@@ -10,7 +10,8 @@ void fill_build_info(Report& report) { report.cuda_built = false; }
 void run_cuda_checks(Report& r, const Options&) {
   r.cuda_available = false;
   r.cuda_unavailable_reason = cuda::unavailable_reason();  // "rcuda was built without CUDA"
-  if (r.driver_version == 0) r.cuda_unavailable_reason += " (and this machine has no NVIDIA driver)";
+  if (r.driver_version == 0)
+    r.cuda_unavailable_reason += " (and this machine has no NVIDIA driver)";
   const bool gpu_here = r.driver_version > 0;
   r.checks.push_back(make_check(
       "cuda_build", check_title("cuda_build"), gpu_here ? Status::Warn : Status::Skip,
@@ -20,7 +21,8 @@ void run_cuda_checks(Report& r, const Options&) {
                : ""));
   for (const char* id : {"devices", "cudnn_version", "architecture", "context", "kernel",
                          "cublas_gemm", "cudnn_conv", "round_trip", "memory_pool"})
-    r.checks.push_back(make_check(id, check_title(id), Status::Skip, "rcuda was built without CUDA"));
+    r.checks.push_back(
+        make_check(id, check_title(id), Status::Skip, "rcuda was built without CUDA"));
 }
 
 }  // namespace rcuda::doctor::detail

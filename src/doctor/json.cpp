@@ -68,7 +68,8 @@ std::string to_json(const Report& r) {
                            {"fix", text_or_null(c.fix)},
                            {"device", c.device >= 0 ? json(c.device) : json(nullptr)}});
   }
-  j["summary"] = {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}};
+  j["summary"] = {
+      {"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

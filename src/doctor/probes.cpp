@@ -120,7 +120,8 @@ Library probe_nccl() {
   Library lib{"NCCL", true, "", l.path, ""};
   using GetVersion = int (*)(int*);
   int v = 0;
-  if (auto get = reinterpret_cast<GetVersion>(dlsym(l.handle, "ncclGetVersion")); get && get(&v) == 0)
+  if (auto get = reinterpret_cast<GetVersion>(dlsym(l.handle, "ncclGetVersion"));
+      get && get(&v) == 0)
     // NCCL >= 2.9 encodes major*10000 + minor*100 + patch, older major*1000 + minor*100 + patch.
     lib.version = v >= 10000 ? three(v / 10000, (v % 10000) / 100, v % 100)
                              : three(v / 1000, (v % 1000) / 100, v % 100);

@@ -26,9 +26,9 @@ class CpuAllocator final : public Allocator {
     if (ptr != nullptr && alignment == kHugePage) madvise(ptr, rounded, MADV_HUGEPAGE);
     if (ptr == nullptr) {
       oom_count_.fetch_add(1, std::memory_order_relaxed);
-      throw OutOfMemoryError("cpu allocator: could not allocate " + std::to_string(nbytes) +
-                                 " bytes of host memory",
-                             nbytes, 0, 0);
+      throw OutOfMemoryError(
+          "cpu allocator: could not allocate " + std::to_string(nbytes) + " bytes of host memory",
+          nbytes, 0, 0);
     }
     const int64_t now = allocated_.fetch_add(nbytes) + static_cast<int64_t>(nbytes);
     int64_t peak = peak_.load();

@@ -65,12 +65,18 @@ Scalar item(const Tensor& t) {
               " elements cannot be converted to a scalar (it needs exactly one)");
   const Tensor host = contiguous(to(t, Device(DeviceType::CPU)));
   switch (host.dtype()) {
-    case DType::Bool: return Scalar(*host.data<bool>());
-    case DType::UInt8: return Scalar(static_cast<int64_t>(*host.data<uint8_t>()));
-    case DType::Int32: return Scalar(static_cast<int64_t>(*host.data<int32_t>()));
-    case DType::Int64: return Scalar(*host.data<int64_t>());
-    case DType::Float64: return Scalar(*host.data<double>());
-    default: return Scalar(*to(host, DType::Float64).data<double>());
+    case DType::Bool:
+      return Scalar(*host.data<bool>());
+    case DType::UInt8:
+      return Scalar(static_cast<int64_t>(*host.data<uint8_t>()));
+    case DType::Int32:
+      return Scalar(static_cast<int64_t>(*host.data<int32_t>()));
+    case DType::Int64:
+      return Scalar(*host.data<int64_t>());
+    case DType::Float64:
+      return Scalar(*host.data<double>());
+    default:
+      return Scalar(*to(host, DType::Float64).data<double>());
   }
 }
 

@@ -9,7 +9,9 @@
 
 namespace rcuda {
 
-Tensor empty(const Shape& shape, TensorOptions o) { return Tensor::empty(shape, o.dtype, o.device); }
+Tensor empty(const Shape& shape, TensorOptions o) {
+  return Tensor::empty(shape, o.dtype, o.device);
+}
 
 Tensor full(const Shape& shape, const Scalar& value, TensorOptions o) {
   Tensor t = Tensor::empty(shape, o.dtype, o.device);
@@ -21,7 +23,9 @@ Tensor ones(const Shape& shape, TensorOptions o) { return full(shape, 1, o); }
 Tensor empty_like(const Tensor& t) { return Tensor::empty(t.shape(), t.dtype(), t.device()); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), {t.dtype(), t.device()}); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), {t.dtype(), t.device()}); }
-Tensor full_like(const Tensor& t, const Scalar& v) { return full(t.shape(), v, {t.dtype(), t.device()}); }
+Tensor full_like(const Tensor& t, const Scalar& v) {
+  return full(t.shape(), v, {t.dtype(), t.device()});
+}
 
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
   if (t.numel() > 0) ops::backend_of(t).fill(t, value);
@@ -34,14 +38,15 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   const DType out_dtype = dtype.value_or(integral ? DType::Int64 : kDefaultFloat);
   const double s = start.to_double(), e = end.to_double(), d = step.to_double();
   RCUDA_CHECK(d != 0, ValueError, "arange: step must be nonzero");
-  RCUDA_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange: start (", s,
-              ") and end (", e, ") must be finite");
+  RCUDA_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange: start (", s, ") and end (",
+              e, ") must be finite");
   RCUDA_CHECK((d > 0 && e >= s) || (d < 0 && e <= s), ValueError, "arange: upper bound (", e,
               ") and lower bound (", s, ") inconsistent with step sign (", d, ")");
-  const double count = integral ? static_cast<double>((end.to_int() - start.to_int() +
-                                                       step.to_int() - (d > 0 ? 1 : -1)) /
-                                                      step.to_int())
-                                : std::ceil((e - s) / d);
+  const double count =
+      integral
+          ? static_cast<double>((end.to_int() - start.to_int() + step.to_int() - (d > 0 ? 1 : -1)) /
+                                step.to_int())
+          : std::ceil((e - s) / d);
   RCUDA_CHECK(count < 9.2e18, ValueError, "arange: ", count, " elements are too many");
   Tensor out = Tensor::empty({static_cast<int64_t>(count)}, out_dtype, device);
   if (out.numel() > 0) ops::backend_of(out).arange(out, start, step);

@@ -21,16 +21,16 @@ struct UnaryInfo {
 };
 
 constexpr UnaryInfo kUnary[] = {
-    {"neg", UnaryOp::Neg, false},         {"abs", UnaryOp::Abs, false},
-    {"sign", UnaryOp::Sign, false},       {"exp", UnaryOp::Exp, true},
-    {"expm1", UnaryOp::Expm1, true},      {"log", UnaryOp::Log, true},
-    {"log1p", UnaryOp::Log1p, true},      {"sqrt", UnaryOp::Sqrt, true},
-    {"rsqrt", UnaryOp::Rsqrt, true},      {"sin", UnaryOp::Sin, true},
-    {"cos", UnaryOp::Cos, true},          {"tanh", UnaryOp::Tanh, true},
-    {"sigmoid", UnaryOp::Sigmoid, true},  {"relu", UnaryOp::Relu, false},
-    {"gelu", UnaryOp::Gelu, true},        {"silu", UnaryOp::Silu, true},
-    {"floor", UnaryOp::Floor, false},     {"ceil", UnaryOp::Ceil, false},
-    {"round", UnaryOp::Round, false},     {"logical_not", UnaryOp::LogicalNot, false},
+    {"neg", UnaryOp::Neg, false},        {"abs", UnaryOp::Abs, false},
+    {"sign", UnaryOp::Sign, false},      {"exp", UnaryOp::Exp, true},
+    {"expm1", UnaryOp::Expm1, true},     {"log", UnaryOp::Log, true},
+    {"log1p", UnaryOp::Log1p, true},     {"sqrt", UnaryOp::Sqrt, true},
+    {"rsqrt", UnaryOp::Rsqrt, true},     {"sin", UnaryOp::Sin, true},
+    {"cos", UnaryOp::Cos, true},         {"tanh", UnaryOp::Tanh, true},
+    {"sigmoid", UnaryOp::Sigmoid, true}, {"relu", UnaryOp::Relu, false},
+    {"gelu", UnaryOp::Gelu, true},       {"silu", UnaryOp::Silu, true},
+    {"floor", UnaryOp::Floor, false},    {"ceil", UnaryOp::Ceil, false},
+    {"round", UnaryOp::Round, false},    {"logical_not", UnaryOp::LogicalNot, false},
 };
 
 const UnaryInfo& unary_info(const char* name) {
@@ -47,9 +47,9 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
                 "neg: negation of a bool tensor is not supported (use logical_not)");
   if (op == UnaryOp::Relu || op == UnaryOp::Abs)
     RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError, name, ": not supported for bool tensors");
-  const DType out_dtype = op == UnaryOp::LogicalNot ? DType::Bool
+  const DType out_dtype = op == UnaryOp::LogicalNot                    ? DType::Bool
                           : floating_result && !is_floating(x.dtype()) ? kDefaultFloat
-                                                                        : x.dtype();
+                                                                       : x.dtype();
   const Tensor in = op == UnaryOp::LogicalNot ? x : cast(x, out_dtype);
   Tensor out = Tensor::empty(x.shape(), out_dtype, x.device());
   if (out.numel() > 0) backend_of(x).unary(op, out, in, args);
@@ -67,14 +67,22 @@ struct BinaryInfo {
 };
 
 constexpr BinaryInfo kBinary[] = {
-    {"add", BinaryOp::Add},           {"sub", BinaryOp::Sub},
-    {"mul", BinaryOp::Mul},           {"div", BinaryOp::Div},
-    {"remainder", BinaryOp::Remainder}, {"pow", BinaryOp::Pow},
-    {"maximum", BinaryOp::Maximum},   {"minimum", BinaryOp::Minimum},
-    {"eq", BinaryOp::Eq},             {"ne", BinaryOp::Ne},
-    {"lt", BinaryOp::Lt},             {"le", BinaryOp::Le},
-    {"gt", BinaryOp::Gt},             {"ge", BinaryOp::Ge},
-    {"logical_and", BinaryOp::LogicalAnd}, {"logical_or", BinaryOp::LogicalOr},
+    {"add", BinaryOp::Add},
+    {"sub", BinaryOp::Sub},
+    {"mul", BinaryOp::Mul},
+    {"div", BinaryOp::Div},
+    {"remainder", BinaryOp::Remainder},
+    {"pow", BinaryOp::Pow},
+    {"maximum", BinaryOp::Maximum},
+    {"minimum", BinaryOp::Minimum},
+    {"eq", BinaryOp::Eq},
+    {"ne", BinaryOp::Ne},
+    {"lt", BinaryOp::Lt},
+    {"le", BinaryOp::Le},
+    {"gt", BinaryOp::Gt},
+    {"ge", BinaryOp::Ge},
+    {"logical_and", BinaryOp::LogicalAnd},
+    {"logical_or", BinaryOp::LogicalOr},
     {"logical_xor", BinaryOp::LogicalXor},
 };
 
@@ -91,14 +99,12 @@ DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
   if (promoted == DType::Bool) {
     RCUDA_CHECK(op != BinaryOp::Sub, DTypeError,
                 "sub: subtraction of bool tensors is not supported (use logical_xor)");
-    RCUDA_CHECK(op != BinaryOp::Remainder, DTypeError,
-                "remainder: not supported for bool tensors");
+    RCUDA_CHECK(op != BinaryOp::Remainder, DTypeError, "remainder: not supported for bool tensors");
   }
   return promoted;
 }
 
-Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
-                  DType promoted) {
+Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, DType promoted) {
   ops::check_same_device(name, {a, b});
   ops::check_not_float8(name, a);
   ops::check_not_float8(name, b);
@@ -287,8 +293,8 @@ const Tensor& binary_inplace(BinaryOp op, const char* name, const Tensor& self,
   RCUDA_CHECK(ops::can_cast(result, self.dtype()), DTypeError, name, ": result type ",
               dtype_name(result), " cannot be cast to the tensor's dtype ",
               dtype_name(self.dtype()));
-  RCUDA_CHECK(broadcast_shapes(self.shape(), other.shape(), name) == self.shape(), ShapeError,
-              name, ": the result's shape ",
+  RCUDA_CHECK(broadcast_shapes(self.shape(), other.shape(), name) == self.shape(), ShapeError, name,
+              ": the result's shape ",
               shape_str(broadcast_shapes(self.shape(), other.shape(), name)),
               " does not match the tensor's shape ", shape_str(self.shape()));
   if (self.numel() == 0) return self;

@@ -63,8 +63,8 @@ void check_floating(const char* op, const char* arg, const Tensor& t) {
 }
 
 void check_not_float8(const char* op, const Tensor& t) {
-  RCUDA_CHECK(!is_float8(t.dtype()), DTypeError, op, ": not supported for ",
-              dtype_name(t.dtype()), " tensors (float8 is a storage type for scaled_mm); "
+  RCUDA_CHECK(!is_float8(t.dtype()), DTypeError, op, ": not supported for ", dtype_name(t.dtype()),
+              " tensors (float8 is a storage type for scaled_mm); "
               "convert with to(float32) first");
 }
 

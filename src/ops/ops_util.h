@@ -18,7 +18,8 @@
 
 namespace rcuda::ops {
 
-DType result_type(std::initializer_list<Tensor> tensors, std::initializer_list<Scalar> scalars = {});
+DType result_type(std::initializer_list<Tensor> tensors,
+                  std::initializer_list<Scalar> scalars = {});
 // Whether a value of dtype `from` may be written into `to` by an in-place op (torch's canCast:
 // no floating into integral, no non-bool into bool).
 bool can_cast(DType from, DType to);

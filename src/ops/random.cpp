@@ -108,10 +108,17 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
   // Every value in [low, high) must be representable in the dtype, as torch checks.
   int64_t min = std::numeric_limits<int64_t>::min(), max = std::numeric_limits<int64_t>::max();
   switch (options.dtype) {
-    case DType::Bool: min = 0, max = 1; break;
-    case DType::UInt8: min = 0, max = 255; break;
-    case DType::Int32: min = std::numeric_limits<int32_t>::min(), max = std::numeric_limits<int32_t>::max(); break;
-    default: break;
+    case DType::Bool:
+      min = 0, max = 1;
+      break;
+    case DType::UInt8:
+      min = 0, max = 255;
+      break;
+    case DType::Int32:
+      min = std::numeric_limits<int32_t>::min(), max = std::numeric_limits<int32_t>::max();
+      break;
+    default:
+      break;
   }
   RCUDA_CHECK(low >= min && high - 1 <= max, ValueError, "randint: range [", low, ", ", high,
               ") does not fit dtype ", dtype_name(options.dtype));

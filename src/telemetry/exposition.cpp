@@ -23,7 +23,8 @@ std::string format_value(double v) {
   char buf[40];
   if (v == std::floor(v) && std::fabs(v) < 1e15)
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  else  // the shortest of 15..17 significant digits that reads back exactly: 0.51, not 0.51000000000000001
+  else  // the shortest of 15..17 significant digits that reads back exactly: 0.51, not
+        // 0.51000000000000001
     for (int digits = 15; digits <= 17; ++digits) {
       std::snprintf(buf, sizeof buf, "%.*g", digits, v);
       if (std::strtod(buf, nullptr) == v) break;
@@ -35,10 +36,14 @@ std::string escape(const std::string& s, bool quote) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '"' && quote) out += "\\\"";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quote)
+      out += "\\\"";
+    else
+      out += c;
   }
   return out;
 }
@@ -81,8 +86,8 @@ std::string openmetrics_text(const std::vector<FamilySnapshot>& families) {
   for (const FamilySnapshot& f : families) {
     if (f.samples.empty()) continue;
     // A counter family is named without its _total suffix; its samples keep it.
-    const std::string family = f.type == MetricType::Counter ? f.name.substr(0, f.name.size() - 6)
-                                                             : f.name;
+    const std::string family =
+        f.type == MetricType::Counter ? f.name.substr(0, f.name.size() - 6) : f.name;
     out += "# TYPE " + family + " " + type_name(f.type) + "\n";
     if (!f.unit.empty()) out += "# UNIT " + family + " " + f.unit + "\n";
     out += "# HELP " + family + " " + escape(f.help, true) + "\n";

@@ -55,7 +55,8 @@ void export_gpu_samples(Registry& r, const std::vector<GpuSample>& samples) {
         s.sm_clock_hertz,
     };
     for (size_t i = 0; i < std::size(fields); ++i)
-      if (values[i]) r.gauge(fields[i].name, fields[i].help, labels, fields[i].unit).set(*values[i]);
+      if (values[i])
+        r.gauge(fields[i].name, fields[i].help, labels, fields[i].unit).set(*values[i]);
   }
 }
 
@@ -72,16 +73,19 @@ void export_allocator_stats(Registry& r) {
   for (int d = 0; d < n; ++d) {
     const MemoryStats s = cuda::memory_stats(d);
     const Labels gpu = {{"gpu", std::to_string(d)}};
-    r.gauge("rcuda_cuda_memory_allocated_bytes", "Bytes held by live tensors of this process.",
-            gpu, "bytes").set(double(s.allocated_bytes));
+    r.gauge("rcuda_cuda_memory_allocated_bytes", "Bytes held by live tensors of this process.", gpu,
+            "bytes")
+        .set(double(s.allocated_bytes));
     r.gauge("rcuda_cuda_memory_peak_allocated_bytes",
             "Peak of rcuda_cuda_memory_allocated_bytes since start or the last reset.", gpu,
-            "bytes").set(double(s.peak_allocated_bytes));
+            "bytes")
+        .set(double(s.peak_allocated_bytes));
     r.gauge("rcuda_cuda_memory_reserved_bytes",
             "Bytes this process's memory pool holds from the driver.", gpu, "bytes")
         .set(double(s.reserved_bytes));
     r.gauge("rcuda_cuda_memory_peak_reserved_bytes", "Peak of rcuda_cuda_memory_reserved_bytes.",
-            gpu, "bytes").set(double(s.peak_reserved_bytes));
+            gpu, "bytes")
+        .set(double(s.peak_reserved_bytes));
     r.counter("rcuda_cuda_alloc_total", "Device allocations that succeeded.", gpu)
         .set_total(double(s.allocation_count));
     r.counter("rcuda_cuda_free_total", "Device allocations freed.", gpu)
@@ -114,8 +118,10 @@ namespace {
 template <typename T>
 std::string field(const std::optional<T>& v, const char* missing) {
   if (!v) return missing;
-  if constexpr (std::is_integral_v<T>) return std::to_string(*v);
-  else return number(*v);
+  if constexpr (std::is_integral_v<T>)
+    return std::to_string(*v);
+  else
+    return number(*v);
 }
 std::string json_escape(const std::string& in) {
   std::string out;
@@ -137,15 +143,15 @@ std::string csv_row(const GpuSample& s) {
 }
 
 std::string json_line(const GpuSample& s) {
-  return "{\"timestamp\":\"" + iso8601_utc(s.timestamp_ms) + "\",\"gpu\":" +
-         std::to_string(s.index) + ",\"uuid\":\"" + json_escape(s.uuid) + "\",\"temperature_celsius\":" +
-         field(s.temperature_celsius, "null") + ",\"power_watts\":" +
-         field(s.power_watts, "null") + ",\"memory_used_bytes\":" +
-         field(s.memory_used_bytes, "null") + ",\"memory_total_bytes\":" +
-         field(s.memory_total_bytes, "null") + ",\"gpu_utilization_ratio\":" +
-         field(s.gpu_utilization_ratio, "null") + ",\"memory_utilization_ratio\":" +
-         field(s.memory_utilization_ratio, "null") + ",\"sm_clock_hertz\":" +
-         field(s.sm_clock_hertz, "null") + "}";
+  return "{\"timestamp\":\"" + iso8601_utc(s.timestamp_ms) +
+         "\",\"gpu\":" + std::to_string(s.index) + ",\"uuid\":\"" + json_escape(s.uuid) +
+         "\",\"temperature_celsius\":" + field(s.temperature_celsius, "null") +
+         ",\"power_watts\":" + field(s.power_watts, "null") +
+         ",\"memory_used_bytes\":" + field(s.memory_used_bytes, "null") +
+         ",\"memory_total_bytes\":" + field(s.memory_total_bytes, "null") +
+         ",\"gpu_utilization_ratio\":" + field(s.gpu_utilization_ratio, "null") +
+         ",\"memory_utilization_ratio\":" + field(s.memory_utilization_ratio, "null") +
+         ",\"sm_clock_hertz\":" + field(s.sm_clock_hertz, "null") + "}";
 }
 
 }  // namespace rcuda::telemetry

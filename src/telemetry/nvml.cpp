@@ -14,9 +14,9 @@ namespace {
 using nvmlReturn_t = int;
 using nvmlDevice_t = void*;
 constexpr nvmlReturn_t kSuccess = 0;
-constexpr unsigned kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
-constexpr unsigned kClockSm = 1;         // NVML_CLOCK_SM
-constexpr unsigned kUuidBufferSize = 96; // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned kTemperatureGpu = 0;   // NVML_TEMPERATURE_GPU
+constexpr unsigned kClockSm = 1;          // NVML_CLOCK_SM
+constexpr unsigned kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 
 struct NvmlMemory {  // nvmlMemory_t
   unsigned long long total, free, used;
@@ -38,8 +38,8 @@ struct Nvml::Api {
   nvmlReturn_t (*memory)(nvmlDevice_t, NvmlMemory*);
   nvmlReturn_t (*utilization)(nvmlDevice_t, NvmlUtilization*);
   nvmlReturn_t (*clock)(nvmlDevice_t, unsigned, unsigned*);
-  nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned*, unsigned*);        // optional
-  nvmlReturn_t (*driver_version)(char*, unsigned);                      // optional
+  nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned*, unsigned*);  // optional
+  nvmlReturn_t (*driver_version)(char*, unsigned);               // optional
   const char* (*error_string)(nvmlReturn_t);
 };
 

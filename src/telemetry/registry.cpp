@@ -12,15 +12,16 @@ bool valid_name(const std::string& s, bool colon_allowed) {
   if (s.empty()) return false;
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                       (colon_allowed && c == ':');
+    const bool alpha =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon_allowed && c == ':');
     if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
   }
   return true;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 const char* type_name(MetricType t) { return t == MetricType::Gauge ? "gauge" : "counter"; }
@@ -41,8 +42,7 @@ void Counter::inc(double delta) {
 }
 
 Registry::Family& Registry::family(const std::string& name, const std::string& help,
-                                   const std::string& unit, MetricType type,
-                                   const Labels& labels) {
+                                   const std::string& unit, MetricType type, const Labels& labels) {
   auto found = by_name_.find(name);
   if (found != by_name_.end()) {
     const FamilySnapshot& m = found->second->meta;
@@ -53,13 +53,13 @@ Registry::Family& Registry::family(const std::string& name, const std::string& h
   }
   RCUDA_CHECK(valid_name(name, true), ValueError, "metric ", name,
               ": names match [a-zA-Z_:][a-zA-Z0-9_:]*");
-  const std::string base =
-      type == MetricType::Counter ? name.substr(0, name.size() - std::min<size_t>(6, name.size()))
-                                  : name;
+  const std::string base = type == MetricType::Counter
+                               ? name.substr(0, name.size() - std::min<size_t>(6, name.size()))
+                               : name;
   RCUDA_CHECK(type == MetricType::Gauge || ends_with(name, "_total"), ValueError, "metric ", name,
               ": a counter's name ends in _total");
-  RCUDA_CHECK(unit.empty() || ends_with(base, "_" + unit), ValueError, "metric ", name,
-              ": unit \"", unit, "\" must be the name's suffix (", base, " ends otherwise)");
+  RCUDA_CHECK(unit.empty() || ends_with(base, "_" + unit), ValueError, "metric ", name, ": unit \"",
+              unit, "\" must be the name's suffix (", base, " ends otherwise)");
   for (const char* reserved : {"_created", "_bucket", "_count", "_sum", "_gsum", "_gcount"})
     RCUDA_CHECK(!ends_with(base, reserved), ValueError, "metric ", name, ": the suffix ", reserved,
                 " is reserved by OpenMetrics");
@@ -80,7 +80,8 @@ void check_labels(const std::string& metric, const Labels& labels) {
   std::set<std::string> seen;
   for (const auto& [key, value] : labels) {
     RCUDA_CHECK(valid_name(key, false) && key.rfind("__", 0) != 0, ValueError, "metric ", metric,
-                ": label name \"", key, "\" must match [a-zA-Z_][a-zA-Z0-9_]* without a leading __");
+                ": label name \"", key,
+                "\" must match [a-zA-Z_][a-zA-Z0-9_]* without a leading __");
     RCUDA_CHECK(seen.insert(key).second, ValueError, "metric ", metric, ": label \"", key,
                 "\" given twice");
   }

@@ -14,9 +14,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   RCUDA_CHECK(n <= max_elements, ShapeError, "empty: shape ", shape_str(shape),
               " needs more bytes than int64 can count");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage =
-      std::make_shared<Storage>(static_cast<size_t>(n) * rcuda::element_size(dtype),
-                                allocator_for(device));
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(n) * rcuda::element_size(dtype),
+                                            allocator_for(device));
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

@@ -62,8 +62,8 @@ bool compute_view_strides(const Shape& old_shape, const Strides& old_strides,
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(old_shape.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_shape[d];
-    const bool chunk_ends = d == 0 || (old_shape[d - 1] != 1 &&
-                                       old_strides[d - 1] != tensor_numel * chunk_base_stride);
+    const bool chunk_ends =
+        d == 0 || (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
       (*new_strides)[view_d] = view_numel * chunk_base_stride;
@@ -166,9 +166,8 @@ Tensor Tensor::narrow(int64_t dim_, int64_t start, int64_t length) const {
   const int64_t d = wrap_dim(dim_, dim(), "narrow");
   const int64_t size = impl_->shape[d];
   if (start < 0) start += size;
-  RCUDA_CHECK(start >= 0 && length >= 0 && start + length <= size, IndexError,
-              "narrow: start ", start, " and length ", length, " out of range for dim ", d,
-              " of size ", size);
+  RCUDA_CHECK(start >= 0 && length >= 0 && start + length <= size, IndexError, "narrow: start ",
+              start, " and length ", length, " out of range for dim ", d, " of size ", size);
   return slice(d, start, start + length, 1);
 }
 

@@ -87,7 +87,8 @@ TEST(CudaCopy, CopyIntoStridedViewsAndBroadcast) {
 
 TEST(CudaCopy, BetweenTwoDevices) {
   RCUDA_REQUIRE_CUDA();
-  if (cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, found " << cuda::device_count();
+  if (cuda::device_count() < 2)
+    GTEST_SKIP() << "needs 2 CUDA devices, found " << cuda::device_count();
   const Device second(DeviceType::CUDA, 1);
   const Tensor x = random_tensor({300, 77}, DType::Float32);
   const Tensor on0 = on_cuda(x);
@@ -134,9 +135,8 @@ TEST(CudaMemory, StatsPoolAndOutOfMemoryRecovery) {
   const Tensor x = random_tensor({1000}, DType::Float32);
   EXPECT_EQ(values(add(on_cuda(x), 1.0)), values(add(x, 1.0)));
   cuda::empty_cache(0);
-  EXPECT_EQ(cuda::memory_stats(0).reserved_bytes, cuda::memory_stats(0).allocated_bytes == 0
-                                                      ? 0
-                                                      : cuda::memory_stats(0).reserved_bytes);
+  EXPECT_EQ(cuda::memory_stats(0).reserved_bytes,
+            cuda::memory_stats(0).allocated_bytes == 0 ? 0 : cuda::memory_stats(0).reserved_bytes);
   cuda::set_release_threshold(0, 123 << 20);
   EXPECT_EQ(cuda::release_threshold(0), uint64_t{123} << 20);
 }
@@ -144,8 +144,8 @@ TEST(CudaMemory, StatsPoolAndOutOfMemoryRecovery) {
 // Every unary op on every dtype it accepts, contiguous and strided, against the CPU backend.
 TEST(CudaElementwise, UnaryOpsMatchCpu) {
   RCUDA_REQUIRE_CUDA();
-  const char* floating_ops[] = {"exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
-                                "tanh", "sigmoid", "gelu", "silu"};
+  const char* floating_ops[] = {"exp", "expm1", "log",  "log1p",   "sqrt", "rsqrt",
+                                "sin", "cos",   "tanh", "sigmoid", "gelu", "silu"};
   const char* any_ops[] = {"neg", "abs", "sign", "relu", "floor", "ceil", "round", "logical_not"};
   for (DType dtype : test::all_dtypes()) {
     const Tensor x = random_tensor({67, 45}, dtype, 0.01, 3);
@@ -181,14 +181,15 @@ TEST(CudaElementwise, UnaryOpsMatchCpu) {
 
 TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
   RCUDA_REQUIRE_CUDA();
-  const char* ops[] = {"add", "sub", "mul", "div", "remainder", "pow", "maximum", "minimum",
-                       "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-                       "logical_xor"};
+  const char* ops[] = {"add",     "sub",     "mul",         "div",        "remainder",  "pow",
+                       "maximum", "minimum", "eq",          "ne",         "lt",         "le",
+                       "gt",      "ge",      "logical_and", "logical_or", "logical_xor"};
   for (DType dtype : test::all_dtypes()) {
     const Tensor a = random_tensor({3, 1, 50}, dtype, 1, 9);
     const Tensor b = random_tensor({40, 50}, dtype, 1, 5);  // no zeros: integer remainder
     for (const char* op : ops) {
-      if (dtype == DType::Bool && (std::strcmp(op, "sub") == 0 || std::strcmp(op, "remainder") == 0))
+      if (dtype == DType::Bool &&
+          (std::strcmp(op, "sub") == 0 || std::strcmp(op, "remainder") == 0))
         continue;
       const Tensor expected = binary_op(op, a, b);
       const Tensor got = binary_op(op, on_cuda(a), on_cuda(b));
@@ -225,7 +226,8 @@ TEST(CudaCreation, FillRangesAndEye) {
     EXPECT_EQ(values(eye(4, 6, on)), values(eye(4, 6, dtype)));
     if (dtype != DType::Bool) {
       EXPECT_EQ(values(arange(2, 90, 3, dtype, kCuda)), values(arange(2, 90, 3, dtype)));
-      EXPECT_TRUE(test::all_close(values(linspace(-1, 7, 33, on)), values(linspace(-1, 7, 33, dtype)),
+      EXPECT_TRUE(test::all_close(values(linspace(-1, 7, 33, on)),
+                                  values(linspace(-1, 7, 33, dtype)),
                                   test::backend_tolerance(dtype)));
     }
   }

@@ -114,8 +114,8 @@ class AllowTf32 {
     if (!std::isfinite(v)) return close;
   const double error = normwise_error(got_values, expected_values);
   if (error > normwise_tol)
-    return ::testing::AssertionFailure() << "norm-wise relative error " << error << " > "
-                                         << normwise_tol;
+    return ::testing::AssertionFailure()
+           << "norm-wise relative error " << error << " > " << normwise_tol;
   return close;
 }
 

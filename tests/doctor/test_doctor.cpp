@@ -32,7 +32,8 @@ TEST(DoctorArchitectures, PlainNumbersAreRealAndVirtualSuffixesAreSpecific) {
   EXPECT_TRUE(architecture_coverage("86", 8, 9).machine_code);
   EXPECT_TRUE(architecture_coverage("86", 12, 0).ptx);
   EXPECT_TRUE(architecture_coverage("90a-real", 9, 0).machine_code);
-  EXPECT_FALSE(architecture_coverage("90a", 10, 0).ptx);  // arch-specific PTX does not carry forward
+  EXPECT_FALSE(
+      architecture_coverage("90a", 10, 0).ptx);  // arch-specific PTX does not carry forward
   EXPECT_TRUE(architecture_coverage("100f-real", 10, 3).machine_code);
   EXPECT_TRUE(architecture_coverage("90-virtual", 9, 0).ptx);
   EXPECT_FALSE(architecture_coverage("90-virtual", 9, 0).machine_code);
@@ -101,7 +102,8 @@ TEST(DoctorReport, JsonHasTheSchemaFields) {
   const nlohmann::json j = nlohmann::json::parse(to_json(r));
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["ok"], false);
-  for (const char* key : {"os", "kernel", "arch", "cpu_model", "logical_cores", "usable_cores", "blas"})
+  for (const char* key :
+       {"os", "kernel", "arch", "cpu_model", "logical_cores", "usable_cores", "blas"})
     EXPECT_TRUE(j["system"].contains(key)) << key;
   EXPECT_EQ(j["cuda"]["built"], cuda::is_built());
   EXPECT_EQ(j["cuda"]["available"], r.cuda_available);

@@ -127,7 +127,7 @@ TEST(CreationFill, FillNonContiguousView) {
     const Tensor base = random_input({6, 8}, dtype);
     const std::vector<double> before = to_doubles(base);
     const Tensor view = base.slice(1, 1, 8, 2).slice(0, 0, 6, 3);  // rows 0, 3; odd columns
-    EXPECT_EQ(&fill_(view, 1), &view);  // returns the tensor it filled
+    EXPECT_EQ(&fill_(view, 1), &view);                             // returns the tensor it filled
     const std::vector<double> after = to_doubles(base);
     for (int64_t i = 0; i < 6; ++i) {
       for (int64_t j = 0; j < 8; ++j) {

@@ -74,7 +74,8 @@ TEST(RandomTest, HalfTypesRoundTheFloatStream) {
   for (DType dtype : {DType::Float16, DType::BFloat16}) {
     manual_seed(11);
     const std::vector<double> v = to_doubles(randn({64}, dtype));
-    const std::vector<double> ref = to_doubles(test::tensor_of(philox_normals(11, 0, 64), {64}, dtype));
+    const std::vector<double> ref =
+        to_doubles(test::tensor_of(philox_normals(11, 0, 64), {64}, dtype));
     // One unit of the half type where the float lands next to a rounding boundary.
     EXPECT_TRUE(test::all_close(v, ref, test::tolerance(dtype))) << dtype_name(dtype);
   }

@@ -13,9 +13,9 @@ inline const Device kCuda(DeviceType::CUDA, 0);
 inline const Device kCpu(DeviceType::CPU);
 
 // Skips (reported as skipped, not passed) where there is no usable GPU, saying why.
-#define RCUDA_REQUIRE_CUDA()                                                      \
-  do {                                                                            \
-    if (::rcuda::cuda::device_count() == 0)                                       \
+#define RCUDA_REQUIRE_CUDA()                                                     \
+  do {                                                                           \
+    if (::rcuda::cuda::device_count() == 0)                                      \
       GTEST_SKIP() << "no CUDA device: " << ::rcuda::cuda::unavailable_reason(); \
   } while (0)
 
@@ -29,11 +29,16 @@ inline std::vector<double> values(const Tensor& t) {
 // libm implementations): a few units in the last place of the dtype.
 inline double backend_tolerance(DType dtype) {
   switch (dtype) {
-    case DType::Float16: return 2e-3;
-    case DType::BFloat16: return 1.6e-2;
-    case DType::Float32: return 1e-5;
-    case DType::Float64: return 1e-12;
-    default: return 0;
+    case DType::Float16:
+      return 2e-3;
+    case DType::BFloat16:
+      return 1.6e-2;
+    case DType::Float32:
+      return 1e-5;
+    case DType::Float64:
+      return 1e-12;
+    default:
+      return 0;
   }
 }
 

@@ -31,9 +31,9 @@ namespace rcuda::test {
 inline uint64_t test_seed() {
   static const uint64_t seed = [] {
     const char* env = std::getenv("RCUDA_TEST_SEED");
-    const uint64_t s = env ? std::strtoull(env, nullptr, 10)
-                           : static_cast<uint64_t>(
-                                 std::chrono::steady_clock::now().time_since_epoch().count());
+    const uint64_t s =
+        env ? std::strtoull(env, nullptr, 10)
+            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     std::printf("[ rcuda ] RCUDA_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
     return s;
   }();
@@ -48,34 +48,56 @@ inline std::mt19937_64& rng() {
 // Reads one element at byte address p of dtype as double (independent of rcuda's kernels).
 inline double read_element(const char* p, DType dtype) {
   switch (dtype) {
-    case DType::Bool: return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
-    case DType::UInt8: return *reinterpret_cast<const uint8_t*>(p);
-    case DType::Int32: return *reinterpret_cast<const int32_t*>(p);
-    case DType::Int64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-    case DType::Float16: return half_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
-    case DType::BFloat16: return bfloat16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
-    case DType::Float32: return *reinterpret_cast<const float*>(p);
-    case DType::Float64: return *reinterpret_cast<const double*>(p);
-    case DType::Float8E4M3FN: return float8_e4m3fn_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
-    case DType::Float8E5M2: return float8_e5m2_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
+    case DType::Bool:
+      return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
+    case DType::UInt8:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case DType::Int32:
+      return *reinterpret_cast<const int32_t*>(p);
+    case DType::Int64:
+      return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+    case DType::Float16:
+      return half_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
+    case DType::BFloat16:
+      return bfloat16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
+    case DType::Float32:
+      return *reinterpret_cast<const float*>(p);
+    case DType::Float64:
+      return *reinterpret_cast<const double*>(p);
+    case DType::Float8E4M3FN:
+      return float8_e4m3fn_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
+    case DType::Float8E5M2:
+      return float8_e5m2_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
   }
   return 0;
 }
 
 inline void write_element(char* p, DType dtype, double v) {
   switch (dtype) {
-    case DType::Bool: *reinterpret_cast<bool*>(p) = v != 0; break;
-    case DType::UInt8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
-    case DType::Int32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
-    case DType::Int64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
+    case DType::Bool:
+      *reinterpret_cast<bool*>(p) = v != 0;
+      break;
+    case DType::UInt8:
+      *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v);
+      break;
+    case DType::Int32:
+      *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v);
+      break;
+    case DType::Int64:
+      *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v);
+      break;
     case DType::Float16:
       *reinterpret_cast<uint16_t*>(p) = float_to_half_bits(static_cast<float>(v));
       break;
     case DType::BFloat16:
       *reinterpret_cast<uint16_t*>(p) = float_to_bfloat16_bits(static_cast<float>(v));
       break;
-    case DType::Float32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
-    case DType::Float64: *reinterpret_cast<double*>(p) = v; break;
+    case DType::Float32:
+      *reinterpret_cast<float*>(p) = static_cast<float>(v);
+      break;
+    case DType::Float64:
+      *reinterpret_cast<double*>(p) = v;
+      break;
     case DType::Float8E4M3FN:
       *reinterpret_cast<uint8_t*>(p) = float_to_float8_e4m3fn_bits(static_cast<float>(v));
       break;
@@ -121,9 +143,12 @@ inline Tensor random_tensor(const Shape& shape, DType dtype, double low = -2, do
   std::vector<double> v(static_cast<size_t>(numel(shape)));
   std::uniform_real_distribution<double> real(low, high);
   for (double& x : v) {
-    if (dtype == DType::Bool) x = (rng()() & 1) ? 1 : 0;
-    else if (is_floating(dtype)) x = real(rng());
-    else x = std::floor(real(rng()));
+    if (dtype == DType::Bool)
+      x = (rng()() & 1) ? 1 : 0;
+    else if (is_floating(dtype))
+      x = real(rng());
+    else
+      x = std::floor(real(rng()));
   }
   return tensor_of(v, shape, dtype);
 }
@@ -154,11 +179,16 @@ inline Tensor transposed_copy(const Tensor& t) {
 // Relative tolerance by dtype for results computed in one rounding step or a few.
 inline double tolerance(DType dtype) {
   switch (dtype) {
-    case DType::Float16: return 2e-3;
-    case DType::BFloat16: return 1.6e-2;
-    case DType::Float32: return 2e-6;
-    case DType::Float64: return 1e-12;
-    default: return 0;
+    case DType::Float16:
+      return 2e-3;
+    case DType::BFloat16:
+      return 1.6e-2;
+    case DType::Float32:
+      return 2e-6;
+    case DType::Float64:
+      return 1e-12;
+    default:
+      return 0;
   }
 }
 
@@ -179,15 +209,15 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& actual,
       return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs " << e;
     }
     if (std::fabs(a - e) > tol * std::max(1.0, std::fabs(e)))
-      return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs expected " << e
-                                           << " (tol " << tol << ")";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << a << " vs expected " << e << " (tol " << tol << ")";
   }
   return ::testing::AssertionSuccess();
 }
 
 inline const std::vector<DType>& all_dtypes() {
-  static const std::vector<DType> d = {DType::Bool,    DType::UInt8,    DType::Int32,
-                                       DType::Int64,   DType::Float16,  DType::BFloat16,
+  static const std::vector<DType> d = {DType::Bool,    DType::UInt8,   DType::Int32,
+                                       DType::Int64,   DType::Float16, DType::BFloat16,
                                        DType::Float32, DType::Float64};
   return d;
 }

@@ -32,10 +32,10 @@ class FakeNvml : public ::testing::Test {
     return nvml;
   }
   static constexpr const char* kVars[] = {
-      "FAKE_NVML_GPUS", "FAKE_NVML_TEMPERATURE", "FAKE_NVML_POWER_MW", "FAKE_NVML_MEMORY_TOTAL",
-      "FAKE_NVML_MEMORY_USED", "FAKE_NVML_UTIL_GPU", "FAKE_NVML_UTIL_MEMORY",
-      "FAKE_NVML_SM_CLOCK_MHZ", "FAKE_NVML_MIG", "FAKE_NVML_NO_POWER", "FAKE_NVML_INIT_ERROR",
-      "FAKE_NVML_DELAY_MS"};
+      "FAKE_NVML_GPUS",         "FAKE_NVML_TEMPERATURE",  "FAKE_NVML_POWER_MW",
+      "FAKE_NVML_MEMORY_TOTAL", "FAKE_NVML_MEMORY_USED",  "FAKE_NVML_UTIL_GPU",
+      "FAKE_NVML_UTIL_MEMORY",  "FAKE_NVML_SM_CLOCK_MHZ", "FAKE_NVML_MIG",
+      "FAKE_NVML_NO_POWER",     "FAKE_NVML_INIT_ERROR",   "FAKE_NVML_DELAY_MS"};
 };
 
 TEST_F(FakeNvml, ReadsEveryFieldInBaseUnits) {
@@ -73,7 +73,8 @@ TEST_F(FakeNvml, UnsupportedFieldsAreEmptyNotZero) {
   const GpuSample s = open()->sample(0);
   EXPECT_FALSE(s.power_watts.has_value());
   EXPECT_TRUE(s.temperature_celsius.has_value());
-  EXPECT_EQ(csv_row(s).find(",40,,"), csv_row(s).find(",40,"));  // empty CSV field after temperature
+  EXPECT_EQ(csv_row(s).find(",40,,"),
+            csv_row(s).find(",40,"));  // empty CSV field after temperature
   EXPECT_NE(json_line(s).find("\"power_watts\":null"), std::string::npos);
 }
 
@@ -108,11 +109,15 @@ TEST_F(FakeNvml, ExportedGaugesUseBaseUnitsAndLabels) {
   Registry r;
   export_gpu_samples(r, open()->sample_all());
   const std::string text = prometheus_text(r);
-  EXPECT_NE(text.find("rcuda_gpu_power_watts{gpu=\"1\",uuid=\"GPU-fa4e0000-0000-0000-0000-000000000001\"} 101\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("rcuda_gpu_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-fa4e0000-0000-0000-0000-000000000000\"} 1980000000\n"),
+  EXPECT_NE(text.find("rcuda_gpu_power_watts{gpu=\"1\",uuid=\"GPU-fa4e0000-0000-0000-0000-"
+                      "000000000001\"} 101\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rcuda_gpu_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-fa4e0000-0000-0000-0000-"
+                      "000000000000\"} 1980000000\n"),
             std::string::npos);
-  EXPECT_NE(text.find("rcuda_gpu_utilization_ratio{gpu=\"0\",uuid=\"GPU-fa4e0000-0000-0000-0000-000000000000\"} 0.5\n"),
+  EXPECT_NE(text.find("rcuda_gpu_utilization_ratio{gpu=\"0\",uuid=\"GPU-fa4e0000-0000-0000-0000-"
+                      "000000000000\"} 0.5\n"),
             std::string::npos);
   // A GPU that disappears between samples disappears from the exposition.
   export_gpu_samples(r, {});
@@ -128,7 +133,8 @@ TEST_F(FakeNvml, SamplerServesTheLatestSampleWithoutWaitingOnNvml) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a slow round is under way
     const auto start = std::chrono::steady_clock::now();
     const std::vector<GpuSample> latest = sampler.latest();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(ms, 50);
     ASSERT_EQ(latest.size(), 2u);
     EXPECT_EQ(*latest[0].temperature_celsius, 40);

@@ -13,10 +13,12 @@ namespace {
 
 TEST(TelemetryRegistry, PrometheusTextMatchesTheFormat) {
   Registry r;
-  r.gauge("rcuda_gpu_temperature_celsius", "GPU core temperature.", {{"gpu", "0"}, {"uuid", "GPU-a"}},
-          "celsius").set(45);
-  r.gauge("rcuda_gpu_temperature_celsius", "GPU core temperature.", {{"gpu", "1"}, {"uuid", "GPU-b"}},
-          "celsius").set(46.5);
+  r.gauge("rcuda_gpu_temperature_celsius", "GPU core temperature.",
+          {{"gpu", "0"}, {"uuid", "GPU-a"}}, "celsius")
+      .set(45);
+  r.gauge("rcuda_gpu_temperature_celsius", "GPU core temperature.",
+          {{"gpu", "1"}, {"uuid", "GPU-b"}}, "celsius")
+      .set(46.5);
   r.counter("rcuda_cuda_alloc_total", "Allocations.", {{"gpu", "0"}}).inc(3);
   EXPECT_EQ(prometheus_text(r),
             "# HELP rcuda_gpu_temperature_celsius GPU core temperature.\n"
@@ -71,9 +73,9 @@ TEST(TelemetryRegistry, RejectsNamesPrometheusWouldReject) {
   EXPECT_THROW(r.gauge("1bad", "h"), ValueError);
   EXPECT_THROW(r.gauge("ok", "h", {{"__reserved", "x"}}), ValueError);
   EXPECT_THROW(r.gauge("ok2", "h", {{"a", "1"}, {"a", "2"}}), ValueError);
-  EXPECT_THROW(r.counter("requests", "h"), ValueError);  // counters end in _total
+  EXPECT_THROW(r.counter("requests", "h"), ValueError);              // counters end in _total
   EXPECT_THROW(r.gauge("x_seconds", "h", {}, "bytes"), ValueError);  // unit is the suffix
-  EXPECT_THROW(r.gauge("x_count", "h"), ValueError);  // reserved by OpenMetrics
+  EXPECT_THROW(r.gauge("x_count", "h"), ValueError);                 // reserved by OpenMetrics
   r.gauge("same", "h");
   EXPECT_THROW(r.counter("same", "h"), ValueError);  // type changes
   EXPECT_THROW(r.gauge("same", "other help"), ValueError);

@@ -50,10 +50,14 @@ TEST(Float8Test, DecodeEveryCode) {
     const uint8_t code = static_cast<uint8_t>(c);
     const double e4 = decode_e4m3(code), e5 = decode_e5m2(code);
     const float g4 = float8_e4m3fn_bits_to_float(code), g5 = float8_e5m2_bits_to_float(code);
-    if (std::isnan(e4)) EXPECT_TRUE(std::isnan(g4)) << c;
-    else EXPECT_EQ(static_cast<double>(g4), e4) << c;
-    if (std::isnan(e5)) EXPECT_TRUE(std::isnan(g5)) << c;
-    else EXPECT_EQ(static_cast<double>(g5), e5) << c;
+    if (std::isnan(e4))
+      EXPECT_TRUE(std::isnan(g4)) << c;
+    else
+      EXPECT_EQ(static_cast<double>(g4), e4) << c;
+    if (std::isnan(e5))
+      EXPECT_TRUE(std::isnan(g5)) << c;
+    else
+      EXPECT_EQ(static_cast<double>(g5), e5) << c;
   }
   EXPECT_EQ(float8_e4m3fn_bits_to_float(0x7E), 448.0f);
   EXPECT_EQ(float8_e5m2_bits_to_float(0x7B), 57344.0f);
@@ -103,9 +107,8 @@ TEST(Float8Test, TensorsConvertButRefuseArithmetic) {
     const std::vector<double> back = test::to_doubles(to(q, DType::Float64));
     const std::vector<double> src = test::to_doubles(x);
     for (size_t i = 0; i < src.size(); ++i) {
-      const double want = f8 == DType::Float8E4M3FN
-                              ? decode_e4m3(nearest(src[i], decode_e4m3))
-                              : decode_e5m2(nearest(src[i], decode_e5m2));
+      const double want = f8 == DType::Float8E4M3FN ? decode_e4m3(nearest(src[i], decode_e4m3))
+                                                    : decode_e5m2(nearest(src[i], decode_e5m2));
       EXPECT_EQ(back[i], want) << src[i];
     }
     EXPECT_EQ(test::to_doubles(to(zeros({3}, f8), DType::Float32)), std::vector<double>(3, 0.0));

@@ -14,9 +14,9 @@ using test::to_doubles;
 double at(const Tensor& t, const std::vector<int64_t>& index) {
   int64_t off = t.offset();
   for (size_t d = 0; d < index.size(); ++d) off += index[d] * t.strides()[d];
-  return test::read_element(static_cast<const char*>(t.storage()->data()) +
-                                off * static_cast<int64_t>(t.element_size()),
-                            t.dtype());
+  return test::read_element(
+      static_cast<const char*>(t.storage()->data()) + off * static_cast<int64_t>(t.element_size()),
+      t.dtype());
 }
 
 TEST(TensorTest, EmptyIsContiguousWithRowMajorStrides) {

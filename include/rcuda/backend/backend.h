@@ -24,19 +24,55 @@
 namespace rcuda {
 
 enum class UnaryOp : uint8_t {
-  Neg, Abs, Sign, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid,
-  Relu, Gelu, GeluTanh, Silu, Floor, Ceil, Round, PowScalar, Clamp, LogicalNot
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Expm1,
+  Log,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Floor,
+  Ceil,
+  Round,
+  PowScalar,
+  Clamp,
+  LogicalNot
 };
 
 struct UnaryArgs {
-  double exponent = 1.0;  // PowScalar
+  double exponent = 1.0;                  // PowScalar
   bool has_min = false, has_max = false;  // Clamp
   double min = 0.0, max = 0.0;
 };
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Remainder, Pow, Maximum, Minimum,          // out dtype == input dtype
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor      // out dtype == Bool
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Remainder,
+  Pow,
+  Maximum,
+  Minimum,  // out dtype == input dtype
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor  // out dtype == Bool
 };
 
 inline bool is_comparison_or_logical(BinaryOp op) { return op >= BinaryOp::Eq; }
@@ -118,12 +154,12 @@ bool backend_available(DeviceType type);
 // Called once per backend by its own translation unit (see RCUDA_REGISTER_BACKEND).
 void register_backend(DeviceType type, Backend* (*factory)());
 
-#define RCUDA_REGISTER_BACKEND(TYPE, FACTORY)                                  \
-  namespace {                                                                  \
-  const bool rcuda_backend_registered_##FACTORY = [] {                         \
-    ::rcuda::register_backend(TYPE, &FACTORY);                                 \
-    return true;                                                               \
-  }();                                                                         \
+#define RCUDA_REGISTER_BACKEND(TYPE, FACTORY)          \
+  namespace {                                          \
+  const bool rcuda_backend_registered_##FACTORY = [] { \
+    ::rcuda::register_backend(TYPE, &FACTORY);         \
+    return true;                                       \
+  }();                                                 \
   }
 
 }  // namespace rcuda

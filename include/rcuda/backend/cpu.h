@@ -7,11 +7,12 @@
 namespace rcuda::cpu {
 
 struct BlasDetails {
-  std::string name;      // "OpenBLAS", or "BLAS" when the library does not say
-  std::string version;   // "0.3.21", "" when unknown
-  std::string config;    // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
-  std::string core;      // the kernel set chosen for this CPU ("Haswell"), "" when unknown
-  int num_threads = 0;   // threads a GEMM uses now; 0 when unknown
+  std::string name;     // "OpenBLAS", or "BLAS" when the library does not say
+  std::string version;  // "0.3.21", "" when unknown
+  std::string config;   // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell
+                        // MAX_THREADS=64"
+  std::string core;     // the kernel set chosen for this CPU ("Haswell"), "" when unknown
+  int num_threads = 0;  // threads a GEMM uses now; 0 when unknown
   std::string library_path;  // the shared library cblas_sgemm was resolved from
 };
 

@@ -8,10 +8,18 @@
 namespace rcuda {
 
 enum class DType : uint8_t {
-  Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64,
+  Bool,
+  UInt8,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
   // 8-bit floats (rcuda/core/float8.h) are storage types for scaled matrix products: they
   // convert to and from every dtype and feed scaled_mm; other ops ask for a conversion first.
-  Float8E4M3FN, Float8E5M2
+  Float8E4M3FN,
+  Float8E5M2
 };
 
 constexpr int kNumDTypes = 10;

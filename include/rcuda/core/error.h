@@ -23,12 +23,12 @@ class Error : public std::runtime_error {
     const char* kind() const override { return #Name; }     \
   };
 
-RCUDA_DEFINE_ERROR(ShapeError)      // sizes that do not fit together
-RCUDA_DEFINE_ERROR(DTypeError)      // a dtype the op does not accept
-RCUDA_DEFINE_ERROR(DeviceError)     // tensors on different devices, missing device or backend
-RCUDA_DEFINE_ERROR(IndexError)      // an index or dim out of range
-RCUDA_DEFINE_ERROR(ValueError)      // any other bad argument value
-RCUDA_DEFINE_ERROR(CudaError)       // a failing CUDA call, with the call and location
+RCUDA_DEFINE_ERROR(ShapeError)   // sizes that do not fit together
+RCUDA_DEFINE_ERROR(DTypeError)   // a dtype the op does not accept
+RCUDA_DEFINE_ERROR(DeviceError)  // tensors on different devices, missing device or backend
+RCUDA_DEFINE_ERROR(IndexError)   // an index or dim out of range
+RCUDA_DEFINE_ERROR(ValueError)   // any other bad argument value
+RCUDA_DEFINE_ERROR(CudaError)    // a failing CUDA call, with the call and location
 #undef RCUDA_DEFINE_ERROR
 
 class OutOfMemoryError : public Error {
@@ -49,8 +49,8 @@ std::string concat(Args&&... args) {
 }  // namespace detail
 
 // RCUDA_CHECK(cond, ErrorType, parts...): throws ErrorType(concat(parts...)) when cond fails.
-#define RCUDA_CHECK(cond, ErrorType, ...)                           \
-  do {                                                              \
+#define RCUDA_CHECK(cond, ErrorType, ...)                               \
+  do {                                                                  \
     if (!(cond)) throw ErrorType(::rcuda::detail::concat(__VA_ARGS__)); \
   } while (0)
 

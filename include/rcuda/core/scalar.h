@@ -14,7 +14,7 @@ class Scalar {
 
   Scalar(double v) : kind_(Kind::Float), d_(v), i_(static_cast<int64_t>(v)) {}  // NOLINT
   Scalar(float v) : Scalar(static_cast<double>(v)) {}                           // NOLINT
-  Scalar(int64_t v) : kind_(Kind::Int), d_(static_cast<double>(v)), i_(v) {}   // NOLINT
+  Scalar(int64_t v) : kind_(Kind::Int), d_(static_cast<double>(v)), i_(v) {}    // NOLINT
   Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}                            // NOLINT
   Scalar(bool v) : kind_(Kind::Bool), d_(v ? 1.0 : 0.0), i_(v ? 1 : 0) {}       // NOLINT
 

@@ -102,8 +102,9 @@ class Registry {
 };
 
 // Content types for the HTTP response of each format.
-extern const char* const kPrometheusContentType;   // text/plain; version=0.0.4; charset=utf-8
-extern const char* const kOpenMetricsContentType;  // application/openmetrics-text; version=1.0.0; ...
+extern const char* const kPrometheusContentType;  // text/plain; version=0.0.4; charset=utf-8
+extern const char* const
+    kOpenMetricsContentType;  // application/openmetrics-text; version=1.0.0; ...
 
 // Prometheus text exposition format 0.0.4.
 std::string prometheus_text(const std::vector<FamilySnapshot>& families);

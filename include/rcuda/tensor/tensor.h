@@ -20,8 +20,8 @@ struct AutogradMeta;
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Shape shape;
-  Strides strides;      // in elements
-  int64_t offset = 0;   // in elements, from storage->data()
+  Strides strides;     // in elements
+  int64_t offset = 0;  // in elements, from storage->data()
   DType dtype = DType::Float32;
   std::shared_ptr<AutogradMeta> autograd;
 };
@@ -38,7 +38,7 @@ class Tensor {
   const Shape& shape() const { return impl_->shape; }
   const Strides& strides() const { return impl_->strides; }
   int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
-  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t size(int64_t dim) const;  // negative dims count from the end
   int64_t stride(int64_t dim) const;
   int64_t offset() const { return impl_->offset; }
   int64_t numel() const { return rcuda::numel(impl_->shape); }
@@ -51,7 +51,9 @@ class Tensor {
 
   void* data_ptr() const;  // address of the first element (storage data + offset)
   template <typename T>
-  T* data() const { return static_cast<T*>(data_ptr()); }
+  T* data() const {
+    return static_cast<T*>(data_ptr());
+  }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   TensorImpl* impl() const { return impl_.get(); }
   // Same tensor object (not equal values).

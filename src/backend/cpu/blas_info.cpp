@@ -35,7 +35,8 @@ BlasDetails blas_details() {
 
 std::string blas_info() {
   const BlasDetails d = blas_details();
-  std::string out = d.config.empty() ? d.name + (d.version.empty() ? "" : " " + d.version) : d.config;
+  std::string out =
+      d.config.empty() ? d.name + (d.version.empty() ? "" : " " + d.version) : d.config;
   if (d.num_threads > 0)
     out += "; " + std::to_string(d.num_threads) + (d.num_threads == 1 ? " thread" : " threads");
   if (!d.library_path.empty()) out += "; " + d.library_path;

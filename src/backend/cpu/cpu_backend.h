@@ -40,8 +40,7 @@ class CpuBackend final : public Backend {
   void random_int(const Tensor& out, uint64_t seed, uint64_t offset, int64_t low,
                   int64_t high) override;
 
-  void index_select(const Tensor& out, const Tensor& in, int64_t dim,
-                    const Tensor& index) override;
+  void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
   void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
   void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
                bool accumulate) override;

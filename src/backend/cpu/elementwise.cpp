@@ -54,27 +54,44 @@ T integer_remainder(T a, T b) {
 template <typename C>
 C unary_float(UnaryOp op, C x, const UnaryArgs& args) {
   switch (op) {
-    case UnaryOp::Exp: return std::exp(x);
-    case UnaryOp::Expm1: return std::expm1(x);
-    case UnaryOp::Log: return std::log(x);
-    case UnaryOp::Log1p: return std::log1p(x);
-    case UnaryOp::Sqrt: return std::sqrt(x);
-    case UnaryOp::Rsqrt: return C(1) / std::sqrt(x);
-    case UnaryOp::Sin: return std::sin(x);
-    case UnaryOp::Cos: return std::cos(x);
-    case UnaryOp::Tanh: return std::tanh(x);
-    case UnaryOp::Sigmoid: return C(1) / (C(1) + std::exp(-x));
-    case UnaryOp::Gelu: return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
+    case UnaryOp::Exp:
+      return std::exp(x);
+    case UnaryOp::Expm1:
+      return std::expm1(x);
+    case UnaryOp::Log:
+      return std::log(x);
+    case UnaryOp::Log1p:
+      return std::log1p(x);
+    case UnaryOp::Sqrt:
+      return std::sqrt(x);
+    case UnaryOp::Rsqrt:
+      return C(1) / std::sqrt(x);
+    case UnaryOp::Sin:
+      return std::sin(x);
+    case UnaryOp::Cos:
+      return std::cos(x);
+    case UnaryOp::Tanh:
+      return std::tanh(x);
+    case UnaryOp::Sigmoid:
+      return C(1) / (C(1) + std::exp(-x));
+    case UnaryOp::Gelu:
+      return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
     case UnaryOp::GeluTanh: {
       const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);  // sqrt(2/pi)
       return C(0.5) * x * (C(1) + std::tanh(inner));
     }
-    case UnaryOp::Silu: return x / (C(1) + std::exp(-x));
-    case UnaryOp::Floor: return std::floor(x);
-    case UnaryOp::Ceil: return std::ceil(x);
-    case UnaryOp::Round: return std::nearbyint(x);  // default rounding mode: half to even
-    case UnaryOp::PowScalar: return std::pow(x, static_cast<C>(args.exponent));
-    default: break;
+    case UnaryOp::Silu:
+      return x / (C(1) + std::exp(-x));
+    case UnaryOp::Floor:
+      return std::floor(x);
+    case UnaryOp::Ceil:
+      return std::ceil(x);
+    case UnaryOp::Round:
+      return std::nearbyint(x);  // default rounding mode: half to even
+    case UnaryOp::PowScalar:
+      return std::pow(x, static_cast<C>(args.exponent));
+    default:
+      break;
   }
   throw ValueError("unary: op not defined for floating dtypes");
 }
@@ -86,15 +103,21 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
     unary_loop<T, T>(out, in, [f](T v) { return convert<T>(f(convert<C>(v))); });
   };
   switch (op) {
-    case UnaryOp::Neg: return run([](C x) { return static_cast<C>(-x); });
+    case UnaryOp::Neg:
+      return run([](C x) { return static_cast<C>(-x); });
     case UnaryOp::Abs:
-      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return run([](C x) { return x; });
-      else return run([](C x) { return x < 0 ? static_cast<C>(-x) : x; });
+      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>)
+        return run([](C x) { return x; });
+      else
+        return run([](C x) { return x < 0 ? static_cast<C>(-x) : x; });
     case UnaryOp::Sign:
-      if constexpr (std::is_same_v<C, bool>) return run([](C x) { return x; });
-      else return run([](C x) { return static_cast<C>((C(0) < x) - (x < C(0))); });
+      if constexpr (std::is_same_v<C, bool>)
+        return run([](C x) { return x; });
+      else
+        return run([](C x) { return static_cast<C>((C(0) < x) - (x < C(0))); });
     // NaN propagates through relu and clamp, as torch: `x != x` is true only for NaN.
-    case UnaryOp::Relu: return run([](C x) { return (x != x || x > C(0)) ? x : C(0); });
+    case UnaryOp::Relu:
+      return run([](C x) { return (x != x || x > C(0)) ? x : C(0); });
     case UnaryOp::Clamp: {
       const C lo = static_cast<C>(args.min), hi = static_cast<C>(args.max);
       const bool has_lo = args.has_min, has_hi = args.has_max;
@@ -115,12 +138,14 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
     case UnaryOp::Round:
       if constexpr (!std::is_floating_point_v<C>) return run([](C x) { return x; });
       break;
-    default: break;
+    default:
+      break;
   }
   if constexpr (std::is_floating_point_v<C>) {
     return run([op, args](C x) { return unary_float<C>(op, x, args); });
   } else {
-    throw DTypeError(std::string("unary: op needs a floating dtype, got ") + dtype_name(in.dtype()));
+    throw DTypeError(std::string("unary: op needs a floating dtype, got ") +
+                     dtype_name(in.dtype()));
   }
 }
 
@@ -135,15 +160,20 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
     binary_loop<bool, T>(out, a, b, [f](T x, T y) { return f(convert<C>(x), convert<C>(y)); });
   };
   switch (op) {
-    case BinaryOp::Add: return arith([](C x, C y) { return static_cast<C>(x + y); });
-    case BinaryOp::Sub: return arith([](C x, C y) { return static_cast<C>(x - y); });
-    case BinaryOp::Mul: return arith([](C x, C y) { return static_cast<C>(x * y); });
+    case BinaryOp::Add:
+      return arith([](C x, C y) { return static_cast<C>(x + y); });
+    case BinaryOp::Sub:
+      return arith([](C x, C y) { return static_cast<C>(x - y); });
+    case BinaryOp::Mul:
+      return arith([](C x, C y) { return static_cast<C>(x * y); });
     case BinaryOp::Div:
       if constexpr (std::is_floating_point_v<C>) return arith([](C x, C y) { return x / y; });
       break;
     case BinaryOp::Remainder:
-      if constexpr (std::is_floating_point_v<C>) return arith(float_remainder<C>);
-      else if constexpr (!std::is_same_v<C, bool>) return arith(integer_remainder<C>);
+      if constexpr (std::is_floating_point_v<C>)
+        return arith(float_remainder<C>);
+      else if constexpr (!std::is_same_v<C, bool>)
+        return arith(integer_remainder<C>);
       break;
     case BinaryOp::Pow:
       if constexpr (std::is_floating_point_v<C>) {
@@ -156,15 +186,24 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
       return arith([](C x, C y) { return (x != x || x > y) ? x : y; });  // NaN propagates
     case BinaryOp::Minimum:
       return arith([](C x, C y) { return (x != x || x < y) ? x : y; });
-    case BinaryOp::Eq: return compare([](C x, C y) { return x == y; });
-    case BinaryOp::Ne: return compare([](C x, C y) { return x != y; });
-    case BinaryOp::Lt: return compare([](C x, C y) { return x < y; });
-    case BinaryOp::Le: return compare([](C x, C y) { return x <= y; });
-    case BinaryOp::Gt: return compare([](C x, C y) { return x > y; });
-    case BinaryOp::Ge: return compare([](C x, C y) { return x >= y; });
-    case BinaryOp::LogicalAnd: return compare([](C x, C y) { return x != C(0) && y != C(0); });
-    case BinaryOp::LogicalOr: return compare([](C x, C y) { return x != C(0) || y != C(0); });
-    case BinaryOp::LogicalXor: return compare([](C x, C y) { return (x != C(0)) != (y != C(0)); });
+    case BinaryOp::Eq:
+      return compare([](C x, C y) { return x == y; });
+    case BinaryOp::Ne:
+      return compare([](C x, C y) { return x != y; });
+    case BinaryOp::Lt:
+      return compare([](C x, C y) { return x < y; });
+    case BinaryOp::Le:
+      return compare([](C x, C y) { return x <= y; });
+    case BinaryOp::Gt:
+      return compare([](C x, C y) { return x > y; });
+    case BinaryOp::Ge:
+      return compare([](C x, C y) { return x >= y; });
+    case BinaryOp::LogicalAnd:
+      return compare([](C x, C y) { return x != C(0) && y != C(0); });
+    case BinaryOp::LogicalOr:
+      return compare([](C x, C y) { return x != C(0) || y != C(0); });
+    case BinaryOp::LogicalXor:
+      return compare([](C x, C y) { return (x != C(0)) != (y != C(0)); });
   }
   throw DTypeError(std::string("binary: op not defined for dtype ") + dtype_name(a.dtype()));
 }
@@ -185,13 +224,16 @@ void CpuBackend::fill(const Tensor& out, const Scalar& value) {
   dispatch_with_float8(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T v;
-    if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
-    else if constexpr (std::is_integral_v<T>) v = value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
-    else v = convert<T>(value.to_double());
-    for_each_row<1>({out}, [v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s,
-                               int64_t n) {
-      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
-    });
+    if constexpr (std::is_same_v<T, bool>)
+      v = value.to_bool();
+    else if constexpr (std::is_integral_v<T>)
+      v = value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
+    else
+      v = convert<T>(value.to_double());
+    for_each_row<1>({out},
+                    [v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+                    });
   });
 }
 
@@ -249,14 +291,14 @@ void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const T
 void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   dispatch_all(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    for_each_row<4>({out, cond, a, b}, [](const std::array<char*, 4>& p,
-                                          const std::array<int64_t, 4>& s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
-      }
-    });
+    for_each_row<4>({out, cond, a, b},
+                    [](const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i) {
+                        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+                        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+                            *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+                      }
+                    });
   });
 }
 

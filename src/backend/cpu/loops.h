@@ -84,7 +84,8 @@ template <int N, typename Row>
 void for_each_row(const std::array<Tensor, N>& operands, Row row) {
   if (operands[0].numel() == 0) return;
   const StridedLoop<N> loop = make_loop<N>(operands);
-  parallel_range(loop.numel, [&](int64_t begin, int64_t end) { run_rows<N>(loop, begin, end, row); });
+  parallel_range(loop.numel,
+                 [&](int64_t begin, int64_t end) { run_rows<N>(loop, begin, end, row); });
 }
 
 // out[i] = f(in[i]) with conversion through ComputeType; contiguous rows vectorise.
@@ -98,8 +99,7 @@ void unary_loop(const Tensor& out, const Tensor& in, F f) {
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<Out*>(p[0] + i * s[0]) =
-            f(*reinterpret_cast<const In*>(p[1] + i * s[1]));
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const In*>(p[1] + i * s[1]));
     }
   });
 }
@@ -107,8 +107,8 @@ void unary_loop(const Tensor& out, const Tensor& in, F f) {
 // out[i] = f(a[i], b[i]); fast paths for contiguous rows and a broadcast (stride 0) operand.
 template <typename Out, typename In, typename F>
 void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
-  for_each_row<3>({out, a, b}, [&](const std::array<char*, 3>& p,
-                                   const std::array<int64_t, 3>& s, int64_t n) {
+  for_each_row<3>({out, a, b}, [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s,
+                                   int64_t n) {
     Out* o = reinterpret_cast<Out*>(p[0]);
     const In* x = reinterpret_cast<const In*>(p[1]);
     const In* y = reinterpret_cast<const In*>(p[2]);

@@ -12,8 +12,10 @@ namespace rcuda::cpu {
 
 namespace px = philox::detail;
 
-__attribute__((target_clones("avx2", "default"))) void normal_float_blocks(
-    uint64_t seed, uint64_t offset, uint64_t first_block, int blocks, float* out) {
+__attribute__((target_clones("avx2", "default"))) void normal_float_blocks(uint64_t seed,
+                                                                           uint64_t offset,
+                                                                           uint64_t first_block,
+                                                                           int blocks, float* out) {
   // Pair j = 2k (lanes 0, 1 of block k) and j = 2k + 1 (lanes 2, 3): Note [Philox stream].
   float u1[2 * kNormalChunkBlocks], u2[2 * kNormalChunkBlocks];
   for (int k = 0; k < blocks; ++k) {

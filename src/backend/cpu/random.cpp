@@ -84,9 +84,11 @@ void CpuBackend::random_normal(const Tensor& out, uint64_t seed, uint64_t offset
       parallel_range(chunks * kNormalChunkBlocks * 4, [&](int64_t b, int64_t e) {
         const int64_t per_chunk = int64_t{kNormalChunkBlocks} * 4;
         float z[kNormalChunkBlocks * 4];
-        for (int64_t c = (b + per_chunk - 1) / per_chunk; c < (e + per_chunk - 1) / per_chunk; ++c) {
+        for (int64_t c = (b + per_chunk - 1) / per_chunk; c < (e + per_chunk - 1) / per_chunk;
+             ++c) {
           const int64_t first_block = c * kNormalChunkBlocks;
-          const int count = static_cast<int>(std::min<int64_t>(kNormalChunkBlocks, blocks - first_block));
+          const int count =
+              static_cast<int>(std::min<int64_t>(kNormalChunkBlocks, blocks - first_block));
           normal_float_blocks(seed, offset, static_cast<uint64_t>(first_block), count, z);
           const int64_t first = first_block * 4, last = std::min<int64_t>(n, first + count * 4);
           for (int64_t i = first; i < last; ++i) o[i] = convert<T>(m + s * z[i - first]);
@@ -107,8 +109,10 @@ void CpuBackend::random_int(const Tensor& out, uint64_t seed, uint64_t offset, i
         n, seed, offset, [](const philox::Uint4& r, int k) { return px::pair64(r, k != 0); },
         [&](int64_t i, uint64_t bits) {
           const int64_t v = static_cast<int64_t>(static_cast<uint64_t>(low) + bits % range);
-          if constexpr (std::is_integral_v<T>) o[i] = static_cast<T>(v);
-          else o[i] = convert<T>(static_cast<double>(v));
+          if constexpr (std::is_integral_v<T>)
+            o[i] = static_cast<T>(v);
+          else
+            o[i] = convert<T>(static_cast<double>(v));
         });
   });
 }

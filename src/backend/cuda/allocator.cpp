@@ -47,10 +47,20 @@ uint64_t parse_bytes(const char* text, uint64_t fallback) {
   double scale = 1;
   if (end != nullptr) {
     switch (*end) {
-      case 'k': case 'K': scale = 1024.0; break;
-      case 'm': case 'M': scale = 1024.0 * 1024; break;
-      case 'g': case 'G': scale = 1024.0 * 1024 * 1024; break;
-      case '\0': break;
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      case '\0':
+        break;
       default:
         throw ValueError(std::string("RCUDA_CUDA_POOL_RELEASE_THRESHOLD: cannot parse '") + text +
                          "' (expected bytes, optionally with K, M or G)");
@@ -99,15 +109,14 @@ class CudaPoolAllocator final : public Allocator {
       size_t free_bytes = 0, total = 0;
       cudaMemGetInfo(&free_bytes, &total);
       throw OutOfMemoryError("cuda:" + std::to_string(device_) + ": out of memory allocating " +
-                                 std::to_string(nbytes) + " bytes (" +
-                                 std::to_string(free_bytes) + " bytes free of " +
-                                 std::to_string(total) + "; " + std::to_string(allocated_.load()) +
-                                 " held by rcuda tensors)",
+                                 std::to_string(nbytes) + " bytes (" + std::to_string(free_bytes) +
+                                 " bytes free of " + std::to_string(total) + "; " +
+                                 std::to_string(allocated_.load()) + " held by rcuda tensors)",
                              nbytes, free_bytes, total);
     }
     RCUDA_CUDA_CHECK(status);
-    const int64_t now = allocated_.fetch_add(static_cast<int64_t>(nbytes)) +
-                        static_cast<int64_t>(nbytes);
+    const int64_t now =
+        allocated_.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
     int64_t peak = peak_.load();
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
     }

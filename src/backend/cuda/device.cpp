@@ -2,8 +2,8 @@
 // runs on machines with no driver or no GPU and reports why.
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 
 #include "rcuda/backend/cuda.h"
@@ -25,11 +25,15 @@ const Availability& availability() {
       cudaGetLastError();
       r.count = 0;
       switch (status) {
-        case cudaErrorNoDevice: r.reason = "no CUDA device is visible"; break;
-        case cudaErrorInsufficientDriver:
-          r.reason = "the NVIDIA driver is missing or older than the CUDA runtime rcuda was built with";
+        case cudaErrorNoDevice:
+          r.reason = "no CUDA device is visible";
           break;
-        default: r.reason = std::string("CUDA initialisation failed: ") + cudaGetErrorString(status);
+        case cudaErrorInsufficientDriver:
+          r.reason =
+              "the NVIDIA driver is missing or older than the CUDA runtime rcuda was built with";
+          break;
+        default:
+          r.reason = std::string("CUDA initialisation failed: ") + cudaGetErrorString(status);
       }
     } else if (r.count == 0) {
       r.reason = "no CUDA device is visible";

@@ -19,9 +19,9 @@ Tensor pin_memory(const Tensor& t) {
     const cudaError_t status = cudaHostAlloc(&ptr, nbytes, cudaHostAllocPortable);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
-      throw OutOfMemoryError("pin_memory: could not page-lock " + std::to_string(nbytes) +
-                                 " bytes of host memory",
-                             nbytes, 0, 0);
+      throw OutOfMemoryError(
+          "pin_memory: could not page-lock " + std::to_string(nbytes) + " bytes of host memory",
+          nbytes, 0, 0);
     }
     RCUDA_CUDA_CHECK(status);
   }

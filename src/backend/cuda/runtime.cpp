@@ -26,7 +26,8 @@ thread_local cudaStream_t thread_streams[kMaxDevices] = {};
 int multiprocessors(int device) {
   static int count[kMaxDevices] = {};
   if (count[device] == 0)
-    RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&count[device], cudaDevAttrMultiProcessorCount, device));
+    RCUDA_CUDA_CHECK(
+        cudaDeviceGetAttribute(&count[device], cudaDevAttrMultiProcessorCount, device));
   return count[device];
 }
 

@@ -21,11 +21,11 @@ namespace rcuda::cuda {
                                    int line);
 
 // Throws CudaError naming the failing call, the CUDA error and the source location.
-#define RCUDA_CUDA_CHECK(call)                                                          \
-  do {                                                                                  \
-    const cudaError_t rcuda_status_ = (call);                                           \
-    if (rcuda_status_ != cudaSuccess)                                                   \
-      ::rcuda::cuda::throw_cuda_error(rcuda_status_, #call, __FILE__, __LINE__);        \
+#define RCUDA_CUDA_CHECK(call)                                                   \
+  do {                                                                           \
+    const cudaError_t rcuda_status_ = (call);                                    \
+    if (rcuda_status_ != cudaSuccess)                                            \
+      ::rcuda::cuda::throw_cuda_error(rcuda_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: a bad launch configuration shows up here, not at the next call.

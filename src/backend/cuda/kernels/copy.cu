@@ -1,6 +1,6 @@
 // Same-device copies with dtype conversion and any strides.
-#include "backend/cuda/kernels/launch.cuh"
 #include "backend/cuda/kernels/copy.h"
+#include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
 
 namespace rcuda::cuda {
@@ -26,9 +26,8 @@ void device_copy(const Tensor& dst, const Tensor& src) {
   }
   backend::dispatch_with_float8(dst.dtype(), [&](auto dst_tag) {
     using D = decltype(dst_tag);
-    backend::dispatch_with_float8(src.dtype(), [&](auto src_tag) {
-      convert_typed<D, decltype(src_tag)>(dst, src);
-    });
+    backend::dispatch_with_float8(
+        src.dtype(), [&](auto src_tag) { convert_typed<D, decltype(src_tag)>(dst, src); });
   });
 }
 

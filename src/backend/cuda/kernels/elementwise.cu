@@ -19,35 +19,56 @@ using backend::dispatch_all;
 template <typename C>
 __device__ C unary_float(UnaryOp op, C x, const UnaryArgs& a) {
   switch (op) {
-    case UnaryOp::Exp: return exp(x);
-    case UnaryOp::Expm1: return expm1(x);
-    case UnaryOp::Log: return log(x);
-    case UnaryOp::Log1p: return log1p(x);
-    case UnaryOp::Sqrt: return sqrt(x);
-    case UnaryOp::Rsqrt: return C(1) / sqrt(x);
-    case UnaryOp::Sin: return sin(x);
-    case UnaryOp::Cos: return cos(x);
-    case UnaryOp::Tanh: return tanh(x);
-    case UnaryOp::Sigmoid: return C(1) / (C(1) + exp(-x));
-    case UnaryOp::Gelu: return C(0.5) * x * (C(1) + erf(x * C(0.70710678118654752440)));
+    case UnaryOp::Exp:
+      return exp(x);
+    case UnaryOp::Expm1:
+      return expm1(x);
+    case UnaryOp::Log:
+      return log(x);
+    case UnaryOp::Log1p:
+      return log1p(x);
+    case UnaryOp::Sqrt:
+      return sqrt(x);
+    case UnaryOp::Rsqrt:
+      return C(1) / sqrt(x);
+    case UnaryOp::Sin:
+      return sin(x);
+    case UnaryOp::Cos:
+      return cos(x);
+    case UnaryOp::Tanh:
+      return tanh(x);
+    case UnaryOp::Sigmoid:
+      return C(1) / (C(1) + exp(-x));
+    case UnaryOp::Gelu:
+      return C(0.5) * x * (C(1) + erf(x * C(0.70710678118654752440)));
     case UnaryOp::GeluTanh:
       return C(0.5) * x * (C(1) + tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
-    case UnaryOp::Silu: return x / (C(1) + exp(-x));
-    case UnaryOp::Floor: return floor(x);
-    case UnaryOp::Ceil: return ceil(x);
-    case UnaryOp::Round: return nearbyint(x);
-    case UnaryOp::PowScalar: return pow(x, static_cast<C>(a.exponent));
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Abs: return fabs(x);
-    case UnaryOp::Sign: return static_cast<C>((C(0) < x) - (x < C(0)));
-    case UnaryOp::Relu: return (x != x || x > C(0)) ? x : C(0);
+    case UnaryOp::Silu:
+      return x / (C(1) + exp(-x));
+    case UnaryOp::Floor:
+      return floor(x);
+    case UnaryOp::Ceil:
+      return ceil(x);
+    case UnaryOp::Round:
+      return nearbyint(x);
+    case UnaryOp::PowScalar:
+      return pow(x, static_cast<C>(a.exponent));
+    case UnaryOp::Neg:
+      return -x;
+    case UnaryOp::Abs:
+      return fabs(x);
+    case UnaryOp::Sign:
+      return static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Relu:
+      return (x != x || x > C(0)) ? x : C(0);
     case UnaryOp::Clamp: {
       const C lo = static_cast<C>(a.min), hi = static_cast<C>(a.max);
       if (a.has_min && (lo != lo || x < lo)) x = lo;
       if (a.has_max && (hi != hi || x > hi)) x = hi;
       return x;
     }
-    default: return x;
+    default:
+      return x;
   }
 }
 
@@ -68,22 +89,31 @@ __device__ C integer_pow(C base, C exponent) {
 template <typename C>
 __device__ C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
   switch (op) {
-    case UnaryOp::Neg: return static_cast<C>(-x);
+    case UnaryOp::Neg:
+      return static_cast<C>(-x);
     case UnaryOp::Abs:
-      if constexpr (std::is_signed_v<C>) return x < 0 ? static_cast<C>(-x) : x;
-      else return x;
+      if constexpr (std::is_signed_v<C>)
+        return x < 0 ? static_cast<C>(-x) : x;
+      else
+        return x;
     case UnaryOp::Sign:
-      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return static_cast<C>(x != 0);
-      else return static_cast<C>((C(0) < x) - (x < C(0)));
-    case UnaryOp::Relu: return x > C(0) ? x : C(0);
+      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>)
+        return static_cast<C>(x != 0);
+      else
+        return static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Relu:
+      return x > C(0) ? x : C(0);
     case UnaryOp::Clamp:
       if (a.has_min && x < static_cast<C>(a.min)) x = static_cast<C>(a.min);
       if (a.has_max && x > static_cast<C>(a.max)) x = static_cast<C>(a.max);
       return x;
     case UnaryOp::PowScalar:
-      if constexpr (std::is_same_v<C, bool>) return x;
-      else return integer_pow<C>(x, static_cast<C>(a.exponent));
-    default: return x;  // floor, ceil, round: identity on integers
+      if constexpr (std::is_same_v<C, bool>)
+        return x;
+      else
+        return integer_pow<C>(x, static_cast<C>(a.exponent));
+    default:
+      return x;  // floor, ceil, round: identity on integers
   }
 }
 
@@ -112,25 +142,38 @@ __device__ C integer_remainder(C a, C b) {
 template <typename C>
 __device__ C binary_arith(BinaryOp op, C x, C y) {
   switch (op) {
-    case BinaryOp::Add: return static_cast<C>(x + y);
-    case BinaryOp::Sub: return static_cast<C>(x - y);
-    case BinaryOp::Mul: return static_cast<C>(x * y);
-    case BinaryOp::Maximum: return (x != x || x > y) ? x : y;
-    case BinaryOp::Minimum: return (x != x || x < y) ? x : y;
-    default: break;
+    case BinaryOp::Add:
+      return static_cast<C>(x + y);
+    case BinaryOp::Sub:
+      return static_cast<C>(x - y);
+    case BinaryOp::Mul:
+      return static_cast<C>(x * y);
+    case BinaryOp::Maximum:
+      return (x != x || x > y) ? x : y;
+    case BinaryOp::Minimum:
+      return (x != x || x < y) ? x : y;
+    default:
+      break;
   }
   if constexpr (std::is_floating_point_v<C>) {
     switch (op) {
-      case BinaryOp::Div: return x / y;
-      case BinaryOp::Remainder: return float_remainder(x, y);
-      case BinaryOp::Pow: return pow(x, y);
-      default: return x;
+      case BinaryOp::Div:
+        return x / y;
+      case BinaryOp::Remainder:
+        return float_remainder(x, y);
+      case BinaryOp::Pow:
+        return pow(x, y);
+      default:
+        return x;
     }
   } else if constexpr (!std::is_same_v<C, bool>) {
     switch (op) {
-      case BinaryOp::Remainder: return integer_remainder(x, y);
-      case BinaryOp::Pow: return integer_pow(x, y);
-      default: return x;
+      case BinaryOp::Remainder:
+        return integer_remainder(x, y);
+      case BinaryOp::Pow:
+        return integer_pow(x, y);
+      default:
+        return x;
     }
   } else {
     return x;
@@ -140,18 +183,26 @@ __device__ C binary_arith(BinaryOp op, C x, C y) {
 template <typename C>
 __device__ bool binary_compare(BinaryOp op, C x, C y) {
   switch (op) {
-    case BinaryOp::Eq: return x == y;
-    case BinaryOp::Ne: return x != y;
-    case BinaryOp::Lt: return x < y;
-    case BinaryOp::Le: return x <= y;
-    case BinaryOp::Gt: return x > y;
-    case BinaryOp::Ge: return x >= y;
-    case BinaryOp::LogicalAnd: return x != C(0) && y != C(0);
-    case BinaryOp::LogicalOr: return x != C(0) || y != C(0);
-    default: return (x != C(0)) != (y != C(0));  // LogicalXor
+    case BinaryOp::Eq:
+      return x == y;
+    case BinaryOp::Ne:
+      return x != y;
+    case BinaryOp::Lt:
+      return x < y;
+    case BinaryOp::Le:
+      return x <= y;
+    case BinaryOp::Gt:
+      return x > y;
+    case BinaryOp::Ge:
+      return x >= y;
+    case BinaryOp::LogicalAnd:
+      return x != C(0) && y != C(0);
+    case BinaryOp::LogicalOr:
+      return x != C(0) || y != C(0);
+    default:
+      return (x != C(0)) != (y != C(0));  // LogicalXor
   }
 }
-
 
 template <typename T, typename F>
 __global__ void index_map_kernel(T* out, int64_t n, F f) {
@@ -216,10 +267,12 @@ void where_typed(const Tensor& out, const Tensor& cond, const Tensor& a, const T
 
 template <typename T>
 T scalar_as(const Scalar& value) {
-  if constexpr (std::is_same_v<T, bool>) return value.to_bool();
+  if constexpr (std::is_same_v<T, bool>)
+    return value.to_bool();
   else if constexpr (std::is_integral_v<T>)
     return value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
-  else return convert<T>(value.to_double());
+  else
+    return convert<T>(value.to_double());
 }
 
 template <typename T>
@@ -239,9 +292,8 @@ void arange_typed(const Tensor& out, const Scalar& start, const Scalar& step) {
     launch_index_map<T>(out, [=] __device__(int64_t i) { return static_cast<T>(s0 + i * ds); });
   } else {
     const double s0 = start.to_double(), ds = step.to_double();
-    launch_index_map<T>(out, [=] __device__(int64_t i) {
-      return convert<T>(s0 + static_cast<double>(i) * ds);
-    });
+    launch_index_map<T>(
+        out, [=] __device__(int64_t i) { return convert<T>(s0 + static_cast<double>(i) * ds); });
   }
 }
 

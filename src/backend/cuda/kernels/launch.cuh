@@ -88,21 +88,27 @@ __global__ void dense_kernel(Out* out, std::array<const In*, NIn> in, unsigned s
     Pack<Out, V> r;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      if constexpr (NIn == 1) r.v[j] = f(values[0][j]);
-      else if constexpr (NIn == 2) r.v[j] = f(values[0][j], values[1][j]);
-      else r.v[j] = f(values[0][j], values[1][j], values[2][j]);
+      if constexpr (NIn == 1)
+        r.v[j] = f(values[0][j]);
+      else if constexpr (NIn == 2)
+        r.v[j] = f(values[0][j], values[1][j]);
+      else
+        r.v[j] = f(values[0][j], values[1][j], values[2][j]);
     }
     reinterpret_cast<Pack<Out, V>*>(out)[vi] = r;
   }
   // The tail that does not fill a vector.
-  for (int64_t i = vectors * V + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += stride) {
+  for (int64_t i = vectors * V + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
     In x[NIn];
 #pragma unroll
     for (int k = 0; k < NIn; ++k) x[k] = (scalar_mask & (1u << k)) ? in[k][0] : in[k][i];
-    if constexpr (NIn == 1) out[i] = f(x[0]);
-    else if constexpr (NIn == 2) out[i] = f(x[0], x[1]);
-    else out[i] = f(x[0], x[1], x[2]);
+    if constexpr (NIn == 1)
+      out[i] = f(x[0]);
+    else if constexpr (NIn == 2)
+      out[i] = f(x[0], x[1]);
+    else
+      out[i] = f(x[0], x[1], x[2]);
   }
 }
 
@@ -143,8 +149,8 @@ void launch_strided(const std::array<Tensor, N>& operands, Apply apply) {
   const int blocks = blocks_for(n, device);
   cudaStream_t stream = current_stream(device);
   if (n < (int64_t{1} << 31)) {
-    strided_kernel<N, uint32_t><<<blocks, kThreadsPerBlock, 0, stream>>>(
-        args, static_cast<uint32_t>(n), apply);
+    strided_kernel<N, uint32_t>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(args, static_cast<uint32_t>(n), apply);
   } else {
     strided_kernel<N, int64_t><<<blocks, kThreadsPerBlock, 0, stream>>>(args, n, apply);
   }
@@ -159,8 +165,10 @@ void launch_map(const Tensor& out, const std::array<Tensor, NIn>& inputs, F f) {
   bool dense = out.is_contiguous();
   unsigned scalar_mask = 0;
   for (int k = 0; k < NIn; ++k) {
-    if (all_strides_zero(inputs[k])) scalar_mask |= 1u << k;
-    else dense = dense && inputs[k].is_contiguous();
+    if (all_strides_zero(inputs[k]))
+      scalar_mask |= 1u << k;
+    else
+      dense = dense && inputs[k].is_contiguous();
   }
   if (dense) {
     const int device = out.device().index;
