@@ -89,6 +89,37 @@ RCUDA_HOST_DEVICE inline To convert(From v) {
   }
 }
 
+// Integer arithmetic that wraps on overflow, as torch's does, without C++'s undefined behaviour
+// for signed overflow: computed in the unsigned type of the same width. Other types as usual.
+template <typename T>
+RCUDA_HOST_DEVICE inline T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+template <typename T>
+RCUDA_HOST_DEVICE inline T wrapping_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return static_cast<T>(a - b);
+  }
+}
+template <typename T>
+RCUDA_HOST_DEVICE inline T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // uint8 promotes to int, where 255 * 255 still fits; wider types multiply unsigned.
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
 [[noreturn]] inline void float8_unsupported(DType dtype) {
   throw DTypeError(std::string("this op does not support ") + dtype_name(dtype) +
                    " tensors (float8 is a storage type for scaled_mm): convert with to() first");

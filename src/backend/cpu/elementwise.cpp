@@ -23,8 +23,8 @@ T integer_pow(T base, T exponent) {
   }
   T result = 1;
   while (exponent > 0) {
-    if (exponent & 1) result = static_cast<T>(result * base);
-    base = static_cast<T>(base * base);
+    if (exponent & 1) result = backend::wrapping_mul(result, base);
+    base = backend::wrapping_mul(base, base);
     exponent >>= 1;
   }
   return result;
@@ -104,12 +104,12 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
   };
   switch (op) {
     case UnaryOp::Neg:
-      return run([](C x) { return static_cast<C>(-x); });
+      return run([](C x) { return backend::wrapping_sub(C(0), x); });
     case UnaryOp::Abs:
       if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>)
         return run([](C x) { return x; });
       else
-        return run([](C x) { return x < 0 ? static_cast<C>(-x) : x; });
+        return run([](C x) { return x < 0 ? backend::wrapping_sub(C(0), x) : x; });
     case UnaryOp::Sign:
       if constexpr (std::is_same_v<C, bool>)
         return run([](C x) { return x; });
@@ -161,11 +161,11 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
   };
   switch (op) {
     case BinaryOp::Add:
-      return arith([](C x, C y) { return static_cast<C>(x + y); });
+      return arith([](C x, C y) { return backend::wrapping_add(x, y); });
     case BinaryOp::Sub:
-      return arith([](C x, C y) { return static_cast<C>(x - y); });
+      return arith([](C x, C y) { return backend::wrapping_sub(x, y); });
     case BinaryOp::Mul:
-      return arith([](C x, C y) { return static_cast<C>(x * y); });
+      return arith([](C x, C y) { return backend::wrapping_mul(x, y); });
     case BinaryOp::Div:
       if constexpr (std::is_floating_point_v<C>) return arith([](C x, C y) { return x / y; });
       break;

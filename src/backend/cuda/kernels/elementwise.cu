@@ -79,8 +79,8 @@ __device__ C integer_pow(C base, C exponent) {
   }
   C result = 1;
   while (exponent > 0) {
-    if (exponent & 1) result = static_cast<C>(result * base);
-    base = static_cast<C>(base * base);
+    if (exponent & 1) result = backend::wrapping_mul(result, base);
+    base = backend::wrapping_mul(base, base);
     exponent >>= 1;
   }
   return result;
@@ -90,10 +90,10 @@ template <typename C>
 __device__ C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
   switch (op) {
     case UnaryOp::Neg:
-      return static_cast<C>(-x);
+      return backend::wrapping_sub(C(0), x);
     case UnaryOp::Abs:
       if constexpr (std::is_signed_v<C>)
-        return x < 0 ? static_cast<C>(-x) : x;
+        return x < 0 ? backend::wrapping_sub(C(0), x) : x;
       else
         return x;
     case UnaryOp::Sign:
@@ -143,11 +143,11 @@ template <typename C>
 __device__ C binary_arith(BinaryOp op, C x, C y) {
   switch (op) {
     case BinaryOp::Add:
-      return static_cast<C>(x + y);
+      return backend::wrapping_add(x, y);
     case BinaryOp::Sub:
-      return static_cast<C>(x - y);
+      return backend::wrapping_sub(x, y);
     case BinaryOp::Mul:
-      return static_cast<C>(x * y);
+      return backend::wrapping_mul(x, y);
     case BinaryOp::Maximum:
       return (x != x || x > y) ? x : y;
     case BinaryOp::Minimum:
