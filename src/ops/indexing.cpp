@@ -202,7 +202,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   if (x.dim() > 0) shape[d] = index.numel();
   Tensor out = Tensor::empty(shape, x.dtype(), x.device());
   if (out.numel() > 0)
-    ops::backend_of(x).index_select(out, x, d, index.dim() == 0 ? index.unsqueeze(0) : index);
+    ops::backend_of(x).index_select(as_1d_if_scalar(out), as_1d_if_scalar(x), d,
+                                    as_1d_if_scalar(index));
   return out;
 }
 

@@ -135,6 +135,7 @@ class Backend {
   virtual void random_int(const Tensor& out, uint64_t seed, uint64_t offset, int64_t low,
                           int64_t high) = 0;
 
+  // Indexing: every operand has at least one dim (ops turn 0-dim ones into 1-element 1-D).
   // index is Int64 1-D; out = in with dim indexed by index. IndexError for out-of-range.
   virtual void index_select(const Tensor& out, const Tensor& in, int64_t dim,
                             const Tensor& index) = 0;

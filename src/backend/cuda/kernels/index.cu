@@ -323,10 +323,8 @@ Tensor nonzero_typed(const Tensor& in) {
 
 void CudaBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
                                const Tensor& index) {
-  // A 0-dim input selects with a one-element index into a 0-dim output, as torch.
-  if (in.dim() == 0) return index_select(out.unsqueeze(0), in.unsqueeze(0), 0, index);
   Strides spread(static_cast<size_t>(out.dim()), 0);
-  spread[dim] = index.dim() == 0 ? 0 : index.stride(0);
+  spread[dim] = index.stride(0);
   const Tensor index_spread = index.as_strided(out.shape(), spread, index.offset());
   dispatch_width(in.element_size(), [&](auto tag) {
     gather_elements<decltype(tag)>("index_select", out, in, dim, index_spread);
@@ -334,10 +332,6 @@ void CudaBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
 }
 
 void CudaBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) {
-  if (in.dim() == 0 || index.dim() == 0) {
-    auto as_1d = [](const Tensor& t) { return t.dim() == 0 ? t.unsqueeze(0) : t; };
-    return gather(as_1d(out), as_1d(in), 0, as_1d(index));
-  }
   dispatch_width(in.element_size(),
                  [&](auto tag) { gather_elements<decltype(tag)>("gather", out, in, dim, index); });
 }
@@ -345,10 +339,6 @@ void CudaBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const
 void CudaBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
                           bool accumulate) {
   if (index.numel() == 0) return;
-  if (out.dim() == 0 || index.dim() == 0) {
-    auto as_1d = [](const Tensor& t) { return t.dim() == 0 ? t.unsqueeze(0) : t; };
-    return scatter(as_1d(out), 0, as_1d(index), as_1d(src), accumulate);
-  }
   if (accumulate) {
     dispatch_all(out.dtype(),
                  [&](auto tag) { scatter_elements<decltype(tag), true>(out, dim, index, src); });
