@@ -4,10 +4,14 @@
 # the CUDA suites, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary table is printed last.
 #   scripts/gpu-check.sh [--no-sanitizer] [--no-bench] [--quick]
+# With .devdeps/ carried (../shared/device/README.md: R, cpp-httplib), it also runs the R
+# package's tests and `rcuda doctor` there. Without it, build with
+# RCUDA_CMAKE_FLAGS=-DRCUDA_BUILD_CLI=OFF (the machine's cpp-httplib lacks its libraries).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/rcuda-gpu}
 mkdir -p "$OUT"
+[ -f .devdeps/device-env.sh ] && source .devdeps/device-env.sh
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 sanitizer=1 bench=1 quick=""
 for a in "$@"; do
@@ -35,6 +39,15 @@ status=$?
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests from .* ran" "$OUT/tests.log" | tail -6
 grep -E "^\[  FAILED  \]" "$OUT/tests.log" | head -30
 step tests "exit $status; $(grep -E '^\[  PASSED' "$OUT/tests.log" | tail -1) $(grep -cE '^\[  FAILED  \] [A-Za-z]' "$OUT/tests.log") failed, $(grep -cE '^\[  SKIPPED \] [A-Za-z]' "$OUT/tests.log") skipped"
+
+if [ -x build-gpu/apps/cli/rcuda ]; then
+  build-gpu/apps/cli/rcuda doctor >"$OUT/doctor.txt" 2>&1
+  step "rcuda doctor" "exit $? ($(tail -1 "$OUT/doctor.txt"))"
+fi
+if command -v Rscript >/dev/null; then
+  BUILD=build-gpu R_CHECK=0 scripts/r-check.sh >"$OUT/r-check.log" 2>&1
+  step "R package tests" "exit $? ($(grep -E '^r-check: [0-9]' "$OUT/r-check.log" | tail -1))"
+fi
 
 if [ $sanitizer = 1 ]; then
   for tool in memcheck racecheck; do
