@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/scalar_math.h"
 #include "cpu_backend.h"
 #include "dispatch.h"
 #include "loops.h"
@@ -10,33 +11,8 @@
 namespace rcuda::cpu {
 namespace {
 
-template <typename T>
-T integer_pow(T base, T exponent) {
-  if constexpr (std::is_signed_v<T>) {
-    // As torch with a tensor exponent: 1/base^n truncates to 0 except for bases 1 and -1. (A
-    // negative *scalar* exponent is refused by the op, as torch does.)
-    if (exponent < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exponent & 1) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  T result = 1;
-  while (exponent > 0) {
-    if (exponent & 1) result = backend::wrapping_mul(result, base);
-    base = backend::wrapping_mul(base, base);
-    exponent >>= 1;
-  }
-  return result;
-}
-
-template <typename C>
-C float_remainder(C a, C b) {
-  // Python's sign convention (the divisor's), computed as torch does on the CPU.
-  C mod = std::fmod(a, b);
-  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
-  return mod;
-}
+using backend::float_remainder;
+using backend::integer_pow;
 
 template <typename T>
 T integer_remainder(T a, T b) {

@@ -8,9 +8,13 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
+#include "backend/scalar_math.h"
 
 namespace rcuda::cuda {
 namespace {
+
+using backend::float_remainder;
+using backend::integer_pow;
 
 using backend::ComputeType;
 using backend::convert;
@@ -73,20 +77,6 @@ __device__ C unary_float(UnaryOp op, C x, const UnaryArgs& a) {
 }
 
 template <typename C>
-__device__ C integer_pow(C base, C exponent) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exponent < 0) return base == 1 ? C(1) : base == -1 ? ((exponent & 1) ? C(-1) : C(1)) : C(0);
-  }
-  C result = 1;
-  while (exponent > 0) {
-    if (exponent & 1) result = backend::wrapping_mul(result, base);
-    base = backend::wrapping_mul(base, base);
-    exponent >>= 1;
-  }
-  return result;
-}
-
-template <typename C>
 __device__ C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
   switch (op) {
     case UnaryOp::Neg:
@@ -115,13 +105,6 @@ __device__ C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
     default:
       return x;  // floor, ceil, round: identity on integers
   }
-}
-
-template <typename C>
-__device__ C float_remainder(C a, C b) {
-  C mod = fmod(a, b);
-  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
-  return mod;
 }
 
 template <typename C>

@@ -1,0 +1,43 @@
+// Scalar arithmetic that the CPU and CUDA backends share, so both give the same answers:
+// integer powers (wrapping, with torch's rule for negative exponents) and Python-style
+// floating remainder.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "backend/dispatch.h"
+#include "rcuda/core/macros.h"
+
+namespace rcuda::backend {
+
+template <typename T>
+RCUDA_HOST_DEVICE inline T integer_pow(T base, T exponent) {
+  if constexpr (std::is_signed_v<T>) {
+    // As torch with a tensor exponent: 1/base^n truncates to 0 except for bases 1 and -1. (A
+    // negative *scalar* exponent is refused by the op, as torch does.)
+    if (exponent < 0) {
+      if (base == 1) return T(1);
+      if (base == -1) return (exponent & 1) ? T(-1) : T(1);
+      return T(0);
+    }
+  }
+  T result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = wrapping_mul(result, base);
+    base = wrapping_mul(base, base);
+    exponent >>= 1;
+  }
+  return result;
+}
+
+// The divisor's sign, as Python and torch: fmod, then shifted by b when the signs differ.
+template <typename C>
+RCUDA_HOST_DEVICE inline C float_remainder(C a, C b) {
+  using std::fmod;
+  C mod = fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+  return mod;
+}
+
+}  // namespace rcuda::backend
