@@ -60,6 +60,11 @@ assert all(r["power_watts"] == 123.456 + r["gpu"] and r["sm_clock_hertz"] == 198
 ' "$WORK/m.jsonl"; then ok "monitor --format jsonl: one JSON object per GPU per sample"
 else bad "monitor JSONL"; cat "$WORK/m.jsonl"; fi
 
+"$RCUDA" monitor --duration 0.5 --profile >/dev/null 2>"$WORK/prof.err"
+if grep -q '^nvmlDeviceGetPowerUsage  *6 ' "$WORK/prof.err" && [ "$(grep -c '^nvmlDevice' "$WORK/prof.err")" -eq 5 ]; then
+  ok "monitor --profile reports calls and time per NVML function"
+else bad "monitor --profile"; cat "$WORK/prof.err"; fi
+
 # SIGINT: stops, exits 0, last line complete, CPU use reported on stderr (target < 1%).
 "$RCUDA" monitor --interval 200 >"$WORK/int.csv" 2>"$WORK/int.err" &
 pid=$!

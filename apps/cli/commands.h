@@ -23,6 +23,7 @@ struct MonitorArgs {
   std::string format = "csv";  // csv | jsonl
   std::string output;          // "" or "-": stdout
   double duration_s = 0;       // 0: until SIGINT/SIGTERM
+  bool profile = false;        // report each NVML function's cost at exit
 };
 int monitor(const MonitorArgs& args);
 

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   monitor_cmd
       ->add_option("--duration", monitor.duration_s, "Seconds to run (default: until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
+  monitor_cmd->add_flag("--profile", monitor.profile,
+                        "At exit, report the wall and CPU time of each NVML function");
 
   rcuda::cli::ExporterArgs exporter;
   CLI::App* exporter_cmd =

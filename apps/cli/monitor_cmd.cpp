@@ -1,8 +1,8 @@
 // `rcuda monitor`: samples every GPU through NVML each --interval and writes one CSV row or
 // JSON line per GPU per sample. SIGINT/SIGTERM end it after the current sample, so the last
 // line is always complete. At exit it reports its own CPU use on stderr (getrusage): the
-// loop sleeps on absolute deadlines and does a handful of NVML calls per GPU, well under 1%
-// of one core at the default 200 ms.
+// loop sleeps on absolute deadlines and makes five NVML calls per GPU; what those cost is the
+// driver's, and --profile reports it per function.
 #include <sys/resource.h>
 
 #include <atomic>
@@ -52,6 +52,7 @@ int monitor(const MonitorArgs& args) {
     std::fprintf(stderr, "rcuda monitor: %s\n", why.c_str());
     return 1;
   }
+  nvml->set_profiling(args.profile);
   FILE* out = stdout;
   if (!args.output.empty() && args.output != "-") {
     out = std::fopen(args.output.c_str(), "w");
@@ -112,6 +113,15 @@ int monitor(const MonitorArgs& args) {
                static_cast<long long>(rounds), nvml->device_count(), wall,
                (cpu_now - cpu_at_start) * 1e3, (cpu_at_steady - cpu_at_start) * 1e3,
                steady_wall > 0 ? 100.0 * steady_cpu / steady_wall : 0.0);
+  if (args.profile) {
+    std::fprintf(stderr, "rcuda monitor: NVML calls (first sample included)\n%-32s %8s %14s %14s\n",
+                 "function", "calls", "wall us/call", "CPU us/call");
+    for (const telemetry::Nvml::CallCost& c : nvml->call_costs()) {
+      const double n = c.calls > 0 ? double(c.calls) : 1.0;
+      std::fprintf(stderr, "%-32s %8lld %14.1f %14.1f\n", c.function.c_str(),
+                   static_cast<long long>(c.calls), 1e6 * c.wall_seconds / n, 1e6 * c.cpu_seconds / n);
+    }
+  }
   return write_failed && !stop_requested ? 1 : 0;
 }
 

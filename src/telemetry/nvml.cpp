@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <type_traits>
 
 namespace rcuda::telemetry {
@@ -42,6 +43,22 @@ struct Nvml::Api {
   nvmlReturn_t (*driver_version)(char*, unsigned);               // optional
   const char* (*error_string)(nvmlReturn_t);
 };
+
+namespace {
+
+// The calls sample() makes, in CallCost order.
+enum Call { kTemperature, kPower, kMemory, kUtilization, kClock, kCallCount };
+constexpr const char* kCallNames[kCallCount] = {
+    "nvmlDeviceGetTemperature", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetMemoryInfo",
+    "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetClockInfo"};
+
+double clock_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+}  // namespace
 
 int64_t unix_time_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -109,7 +126,10 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why_not) {
     // indices stay NVML's; its samples are empty.
     if (api->handle_by_index(i, &d) != kSuccess) d = nullptr;
     nvml->devices_.push_back(d);
+    char uuid[kUuidBufferSize] = {};
+    nvml->uuids_.emplace_back(d && api->uuid(d, uuid, sizeof uuid) == kSuccess ? uuid : "");
   }
+  for (const char* name : kCallNames) nvml->costs_.push_back({name});
   nvml->api_ = std::move(api);
   return nvml;
 }
@@ -127,24 +147,37 @@ GpuSample Nvml::sample(int index) const {
   s.index = index;
   nvmlDevice_t d = devices_.at(static_cast<size_t>(index));
   if (!d) return s;
-  char uuid[kUuidBufferSize] = {};
-  if (api_->uuid(d, uuid, sizeof uuid) == kSuccess) s.uuid = uuid;
+  s.uuid = uuids_[static_cast<size_t>(index)];
+  // Runs one NVML call, timing it when profiling; true when it succeeded.
+  auto call = [&](Call which, auto&& fn) {
+    if (!profiling_) return fn() == kSuccess;
+    const double wall = clock_seconds(CLOCK_MONOTONIC), cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+    const bool ok = fn() == kSuccess;
+    CallCost& c = costs_[which];
+    ++c.calls;
+    c.wall_seconds += clock_seconds(CLOCK_MONOTONIC) - wall;
+    c.cpu_seconds += clock_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu;
+    return ok;
+  };
   unsigned v = 0;
-  if (api_->temperature(d, kTemperatureGpu, &v) == kSuccess) s.temperature_celsius = v;
-  if (api_->power(d, &v) == kSuccess) s.power_watts = v / 1000.0;  // milliwatts
+  if (call(kTemperature, [&] { return api_->temperature(d, kTemperatureGpu, &v); }))
+    s.temperature_celsius = v;
+  if (call(kPower, [&] { return api_->power(d, &v); })) s.power_watts = v / 1000.0;  // mW
   NvmlMemory m{};
-  if (api_->memory(d, &m) == kSuccess) {
+  if (call(kMemory, [&] { return api_->memory(d, &m); })) {
     s.memory_used_bytes = m.used;
     s.memory_total_bytes = m.total;
   }
   NvmlUtilization u{};
-  if (api_->utilization(d, &u) == kSuccess) {
+  if (call(kUtilization, [&] { return api_->utilization(d, &u); })) {
     s.gpu_utilization_ratio = u.gpu / 100.0;
     s.memory_utilization_ratio = u.memory / 100.0;
   }
-  if (api_->clock(d, kClockSm, &v) == kSuccess) s.sm_clock_hertz = v * 1e6;  // MHz
+  if (call(kClock, [&] { return api_->clock(d, kClockSm, &v); })) s.sm_clock_hertz = v * 1e6;  // MHz
   return s;
 }
+
+std::vector<Nvml::CallCost> Nvml::call_costs() const { return costs_; }
 
 std::vector<GpuSample> Nvml::sample_all() const {
   std::vector<GpuSample> out;

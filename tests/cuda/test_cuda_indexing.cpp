@@ -20,6 +20,8 @@ namespace {
 
 using test::backend_tolerance;
 using test::kCpu;
+using test::kNormalFloatTolerance;
+using test::normal_tolerance;
 using test::kCuda;
 using test::on_cuda;
 using test::random_tensor;
@@ -371,13 +373,11 @@ TEST(CudaRandomStreams, UniformNormalAndIntegersMatchTheCpuForEveryDtypeAndSize)
                     int64_t{65537}, int64_t{1000003}}) {
     for (DType dtype : test::floating_dtypes()) {
       const std::string what = std::string(dtype_name(dtype)) + " n " + std::to_string(n);
-      // Uniform streams are bit-identical, bounds included; normals agree to a few ulp.
+      // Uniform streams are bit-identical, bounds included; normals agree to normal_tolerance.
       expect_same_stream([&](Device d) { return rand({n}, {dtype, d}); }, 0, "rand " + what);
       expect_same_stream([&](Device d) { return uniform_(Tensor::empty({n}, dtype, d), -3, 5); }, 0,
                          "uniform_ " + what);
-      const double tol = dtype == DType::Float32   ? 1e-5
-                         : dtype == DType::Float64 ? 1e-13
-                                                   : backend_tolerance(dtype);
+      const double tol = normal_tolerance(dtype);
       expect_same_stream([&](Device d) { return randn({n}, {dtype, d}); }, tol, "randn " + what);
       expect_same_stream(
           [&](Device d) {
@@ -411,9 +411,7 @@ TEST(CudaRandomStreams, InPlaceFillsOfStridedAndMisalignedViews) {
   RCUDA_REQUIRE_CUDA();
   for (DType dtype : test::floating_dtypes()) {
     const std::string what = dtype_name(dtype);
-    const double tol = dtype == DType::Float32   ? 1e-5
-                       : dtype == DType::Float64 ? 1e-13
-                                                 : backend_tolerance(dtype);
+    const double tol = normal_tolerance(dtype);
     // Transposed, stepped and offset-by-one (contiguous but not vector-aligned) views; the
     // elements outside the view stay zero.
     auto transposed = [&](Device d) {
@@ -449,7 +447,7 @@ TEST(CudaRandomStreams, ElementsFollowThePhiloxMapping) {
   const std::vector<double> b = values(randint(0, 1 << 30, {2051}, {DType::Int64, kCuda}));
   for (uint64_t i = 0; i < u.size(); ++i) {
     ASSERT_EQ(static_cast<float>(u[i]), philox::uniform_float(seed, 0, i)) << i;
-    ASSERT_NEAR(z[i], philox::normal_float(seed, 2, i), 1e-5 * std::max(1.0, std::fabs(z[i]))) << i;
+    ASSERT_NEAR(z[i], philox::normal_float(seed, 2, i), kNormalFloatTolerance * std::max(1.0, std::fabs(z[i]))) << i;
   }
   for (uint64_t i = 0; i < d.size(); ++i) {
     ASSERT_EQ(d[i], philox::uniform_double(seed, 1, i)) << i;

@@ -32,4 +32,17 @@ inline double backend_tolerance(DType dtype) {
   return dtype == DType::Float32 ? 1e-5 : tolerance(dtype);
 }
 
+// float32 normals of the two backends: the GPU takes the Box-Muller angle's sine and cosine from
+// the special-function unit, within 2^-20.5 * radius (<= 4e-6) of the CPU's exact ones (Note
+// [Box-Muller on the GPU] in src/backend/cuda/kernels/random.cu), times std up to 3 in the tests.
+// Relative to max(1, |x|) like every all_close tolerance.
+inline constexpr double kNormalFloatTolerance = 2e-5;
+
+// Tolerance for normals of `dtype` drawn by the two backends.
+inline double normal_tolerance(DType dtype) {
+  return dtype == DType::Float32   ? kNormalFloatTolerance
+         : dtype == DType::Float64 ? 1e-13
+                                   : backend_tolerance(dtype);
+}
+
 }  // namespace rcuda::test

@@ -68,6 +68,30 @@ TEST_F(FakeNvml, ReadsEveryFieldInBaseUnits) {
   EXPECT_EQ(nvml->mig_enabled(1), std::optional<bool>(true));
 }
 
+TEST_F(FakeNvml, ProfilingCountsAndTimesEachCall) {
+  setenv("FAKE_NVML_GPUS", "2", 1);
+  setenv("FAKE_NVML_DELAY_MS", "2", 1);  // the temperature reading sleeps: wall, not CPU time
+  const auto nvml = open();
+  nvml->sample_all();  // not profiled
+  for (const Nvml::CallCost& c : nvml->call_costs()) EXPECT_EQ(c.calls, 0) << c.function;
+  nvml->set_profiling(true);
+  nvml->sample_all();
+  nvml->sample_all();
+  nvml->sample_all();
+  const std::vector<Nvml::CallCost> costs = nvml->call_costs();
+  ASSERT_EQ(costs.size(), 5u);
+  EXPECT_EQ(costs[1].function, "nvmlDeviceGetPowerUsage");
+  for (const Nvml::CallCost& c : costs) {
+    EXPECT_EQ(c.calls, 6) << c.function;  // 3 rounds x 2 GPUs
+    EXPECT_GE(c.wall_seconds, 0) << c.function;
+  }
+  EXPECT_EQ(costs[0].function, "nvmlDeviceGetTemperature");
+  EXPECT_GE(costs[0].wall_seconds, 6 * 0.002);
+  EXPECT_LT(costs[0].cpu_seconds, 0.5 * costs[0].wall_seconds);  // sleeping costs no CPU
+  // The UUID is read once at open, yet every sample carries it.
+  EXPECT_EQ(nvml->sample(1).uuid, "GPU-fa4e0000-0000-0000-0000-000000000001");
+}
+
 TEST_F(FakeNvml, UnsupportedFieldsAreEmptyNotZero) {
   setenv("FAKE_NVML_NO_POWER", "1", 1);
   const GpuSample s = open()->sample(0);

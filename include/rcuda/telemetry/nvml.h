@@ -37,7 +37,7 @@ class Nvml {
   Nvml& operator=(const Nvml&) = delete;
 
   int device_count() const { return static_cast<int>(devices_.size()); }
-  // Reads every field of GPU `index` now (a few NVML calls, about a millisecond on real GPUs).
+  // Reads every field of GPU `index` now (five NVML calls).
   GpuSample sample(int index) const;
   std::vector<GpuSample> sample_all() const;
   // MIG mode: true/false, empty when NVML does not know (GPUs without MIG, old drivers).
@@ -45,13 +45,27 @@ class Nvml {
   // The driver version string NVML reports ("580.159.04"), "" when unavailable.
   std::string driver_version() const;
 
+  // Per-function cost of the NVML calls sample() makes, for `rcuda monitor --profile`: what
+  // each call costs in wall and CPU time is the driver's business, and differs by an order of
+  // magnitude between drivers and boards, so it is measured rather than assumed.
+  struct CallCost {
+    std::string function;  // NVML's name, e.g. "nvmlDeviceGetPowerUsage"
+    int64_t calls = 0;
+    double wall_seconds = 0, cpu_seconds = 0;  // totals; CPU time of the calling thread
+  };
+  void set_profiling(bool on) { profiling_ = on; }
+  std::vector<CallCost> call_costs() const;
+
   struct Api;  // function pointers resolved from the library
 
  private:
   Nvml() = default;
   void* handle_ = nullptr;
   std::unique_ptr<Api> api_;
-  std::vector<void*> devices_;  // nvmlDevice_t
+  std::vector<void*> devices_;      // nvmlDevice_t
+  std::vector<std::string> uuids_;  // read once: a GPU's UUID never changes
+  bool profiling_ = false;
+  mutable std::vector<CallCost> costs_;
 };
 
 // Milliseconds since the Unix epoch, the timestamp of samples.

@@ -1,27 +1,31 @@
 // Philox random fills on the GPU (Note [Philox stream] in rcuda/core/philox.h). One thread computes
 // one Philox block and writes the 4 (float32, float16, bfloat16) or 2 (float64, integers)
 // consecutive elements it feeds with one vector store. Values follow the CPU backend
-// (src/backend/cpu/random.cpp) formula for formula: uniform and integer streams are bit-identical,
-// normals agree to a few ulp.
+// (src/backend/cpu/random.cpp) formula for formula: uniform and integer streams are bit-identical;
+// float64 normals agree to a few ulp, float normals to 4e-6 * std (Note [Box-Muller on the GPU]).
 //
-// Speed: normals are bound by instruction issue, not by writes. randn 1e4 x 1e4 float32 took
-// 0.227 ms on an H200 (1.76 TB/s; PyTorch 0.241 ms) with CUDA's logf/sqrtf/sincosf, about 230
-// instructions per Philox block: 10 Philox rounds, two logs, two square roots, two sine-cosine
-// pairs. The domain-limited log, sqrt and sincos below cut that to about 185 with the same results.
+// Speed: float normals are bound by instruction issue, not by writes. randn 1e4 x 1e4 float32
+// took 0.227 ms on an H200 (PyTorch 0.241 ms) with CUDA's logf/sqrtf/sincosf, about 230
+// instructions per Philox block, and 0.199 ms with exactly rounded but domain-limited versions
+// of the three (about 185). Note [Box-Muller on the GPU] says what the float path does now.
 //
 // Note [Box-Muller on the GPU]
-// The angle is the CPU's theta = float(2 pi) * u2 (double: 2 pi * u2). sincospif(2 * u2) would skip
-// the rounding of theta, but that rounding is part of the stream: the two differ by up to
-// 3.8e-7 * radius, which near the zeros of cos and sin is millions of ulp of the result (checked
-// on the host over all 2^24 values of u2), so the exact formula stays. The sine and cosine come
-// from sincos_small below instead of sincosf/sincos: those carry a Payne-Hanek path for huge
-// arguments whose local array costs a 32-40 byte stack frame, useless for theta in [0, 2 pi).
-// sincos_small is CUDA's own scheme (3-part Cody-Waite reduction by pi/2, minimax polynomials:
-// CUDA's for float, fdlibm's for double); emulated on the host with fma it is within 1.5 ulp of
-// the correctly rounded sin/cos for all 2^24 float thetas and 2e7 random double ones, so GPU and
-// CPU (glibc, libmvec within 4 ulp) agree to a few ulp. Products and sums that the CPU rounds
-// separately are written with __fmul_rn/__fadd_rn so that nvcc does not contract them into an FMA
-// with a different rounding (that would break bit-identity of uniform_ with bounds).
+// float32, float16 and bfloat16 normals: radius = sqrt(-2 log u1) with a log that is CUDA's own
+// logf (same bits) minus its cases for denormals, zero and infinity, which u1 in [2^-24, 1] never
+// hits; the log must be accurate relative to its value, because u1 near 1 gives the small
+// radii, where an absolute error of 1e-7 would be a 100% error. The angle's sine and cosine
+// come from the special-function unit (sin.approx/cos.approx, what curand's Box-Muller and so
+// PyTorch's randn use): absolute error below 2^-20.5 (PTX ISA), so a normal differs from the
+// exact Box-Muller of the same uniforms by at most 2^-20.5 * radius (radius <= 5.8: 4e-6) plus
+// rounding. Exact sine and cosine cost as many instructions as the rest of the kernel together;
+// with them randn ran at 1.2x PyTorch's speed, with these at the memory bound. The CPU backend
+// computes exact Box-Muller, so float normals agree between backends to 4e-6 * std absolute
+// (tests use 2e-5 relative to max(1, |x|)), while uniform and integer streams stay bit-identical.
+// float64 normals keep full precision on both backends (sincos_small below, fdlibm's scheme
+// without the Payne-Hanek path for huge arguments, within 1.5 ulp of the correctly rounded
+// result for theta in [0, 2 pi)). Products and sums that the CPU rounds separately are written
+// with __fmul_rn/__fadd_rn where bit-identity matters (uniform_ with bounds), so that nvcc does
+// not contract them into an FMA with a different rounding.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -58,39 +62,7 @@ __device__ __forceinline__ float log_normal_positive(float x) {
   return fmaf(exponent, 0.69314718246459960938f, mantissa_log);
 }
 
-// sqrtf of 0 or a normal positive t: the fast path of CUDA's correctly rounded sqrtf (one
-// Newton step on rsqrt), without its branch to the slow path for denormals and infinities.
-__device__ __forceinline__ float sqrt_normal_or_zero(float t) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(t));
-  const float s = t * y, half_y = 0.5f * y;
-  const float r = fmaf(-s, s, t);
-  return t == 0.0f ? 0.0f : fmaf(r, half_y, s);
-}
-
-// sin and cos of 0 <= theta < 2 pi: Note [Box-Muller on the GPU].
-__device__ __forceinline__ void sincos_small(float theta, float* sine, float* cosine) {
-  // The quadrant j = rint(theta * 2 / pi), 0 to 4, by adding 1.5 * 2^23: the sum's low mantissa
-  // bits are j (no conversion instructions, which run at 1/8 of the FMA rate).
-  const float shifted = fmaf(theta, 0.636619772f, 12582912.0f);
-  const int q = static_cast<int>(__float_as_uint(shifted));
-  const float j = shifted - 12582912.0f;
-  float r = fmaf(j, -1.57079601e+00f, theta);
-  r = fmaf(j, -3.13916473e-07f, r);
-  r = fmaf(j, -5.39030253e-15f, r);
-  const float z = r * r;
-  float ps = fmaf(-1.95152959e-4f, z, 8.33216087e-3f);
-  ps = fmaf(ps, z, -1.66666546e-1f);
-  const float s = fmaf(ps * z, r, r);
-  float pc = fmaf(2.44331571e-5f, z, -1.38873163e-3f);
-  pc = fmaf(pc, z, 4.16666457e-2f);
-  pc = fmaf(pc, z, -0.5f);
-  const float c = fmaf(pc, z, 1.0f);
-  const float sv = (q & 1) ? c : s, cv = (q & 1) ? s : c;
-  *sine = (q & 2) ? -sv : sv;
-  *cosine = ((q + 1) & 2) ? -cv : cv;
-}
-
+// sin and cos of 0 <= theta < 2 pi in double: Note [Box-Muller on the GPU].
 __device__ __forceinline__ void sincos_small(double theta, double* sine, double* cosine) {
   const double j = rint(theta * 0.63661977236758134308);
   const int q = static_cast<int>(j);
@@ -154,13 +126,14 @@ struct NormalFloat {  // Note [Box-Muller on the GPU]
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
       const float u1 = static_cast<float>((a[pair] >> 8) + 1) * px::kTwo24Inv;  // (0, 1]
-      const float radius = sqrt_normal_or_zero(-2.0f * log_normal_positive(u1));
-      // theta = float(2 pi) * u2 with u2 = (b >> 8) * 2^-24 exact: one rounding either way.
-      const float theta = __fmul_rn(px::kTwoPiF * px::kTwo24Inv, static_cast<float>(b[pair] >> 8));
+      float radius;  // sqrt.approx is within 1 ulp here and gives 0 for 0 (u1 = 1)
+      asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(radius) : "f"(-2.0f * log_normal_positive(u1)));
+      const float theta = (px::kTwoPiF * px::kTwo24Inv) * static_cast<float>(b[pair] >> 8);
       float sine, cosine;
-      sincos_small(theta, &sine, &cosine);
-      v[2 * pair] = convert<T>(__fadd_rn(mean, __fmul_rn(std, radius * cosine)));
-      v[2 * pair + 1] = convert<T>(__fadd_rn(mean, __fmul_rn(std, radius * sine)));
+      __sincosf(theta, &sine, &cosine);
+      const float scaled = std * radius;
+      v[2 * pair] = convert<T>(fmaf(scaled, cosine, mean));
+      v[2 * pair + 1] = convert<T>(fmaf(scaled, sine, mean));
     }
   }
 };
