@@ -7,7 +7,7 @@
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
-#   QUICK=1 shortens the benchmarks.
+#   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
 # With .devdeps/ carried (../shared/device/README.md: R, cpp-httplib), it also builds the CLI
 # and runs the R tests there. Without it, build with RCUDA_CMAKE_FLAGS=-DRCUDA_BUILD_CLI=OFF
 # (the machine's cpp-httplib lacks its libraries).
@@ -24,7 +24,7 @@ step() { summary+=("$1: $2"); echo "== $1: $2"; }
 RCUDA=build-gpu/apps/cli/rcuda
 # Sanitizers run the CUDA suites minus the tests sized for the hardware (4 GiB tensors, 1e7
 # samples, 64 MiB reductions), which take minutes under instrumentation and add no coverage.
-SANITIZED="Cuda*:-CudaRandomStreams.MoreThanTwoToThe31*:CudaRandomStreams.NormalStatistics*:CudaReduction.LargeInputs*:CudaMemory.*"
+SANITIZED=${SANITIZE_FILTER:-"Cuda*:-CudaRandomStreams.MoreThanTwoToThe31*:CudaRandomStreams.NormalStatistics*:CudaReduction.LargeInputs*:CudaMemory.*"}
 
 run_build() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
@@ -32,7 +32,7 @@ run_build() {
   if ! cmake -S . -B build-gpu -G Ninja -DRCUDA_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 ${RCUDA_CMAKE_FLAGS:-} \
         >"$OUT/configure.log" 2>&1 ||
      ! cmake --build build-gpu -j "$(nproc)" >"$OUT/build.log" 2>&1; then
-    tail -60 "$OUT/configure.log" "$OUT/build.log"
+    tail -n 60 "$OUT/configure.log" "$OUT/build.log"
     exit 1
   fi
   step build "ok in $(( $(date +%s) - start )) s"
@@ -53,6 +53,16 @@ run_cli() {
   $RCUDA monitor --duration 10 --profile --output "$OUT/monitor.csv" 2>"$OUT/monitor.err"
   step "rcuda monitor" "exit $? ($(grep -o 'after it .*' "$OUT/monitor.err"))"
   cat "$OUT/monitor.err"
+  # Where a monitor's CPU goes: its threads and their CPU ticks after 4 s, then a run with
+  # OpenBLAS limited to one thread.
+  $RCUDA monitor --duration 6 >/dev/null 2>&1 &
+  local mpid=$!
+  sleep 4
+  for t in /proc/$mpid/task/*; do echo "$(cat $t/comm) $(awk '{print $14 + $15}' $t/stat)"; done |
+    sort | uniq -c | sort -rn | head -12
+  wait $mpid
+  OPENBLAS_NUM_THREADS=1 $RCUDA monitor --duration 10 --output /dev/null 2>&1 | grep -o 'after it .*' |
+    sed 's/^/OPENBLAS_NUM_THREADS=1: /'
   $RCUDA exporter --port 9477 >"$OUT/exporter.log" 2>&1 &
   local pid=$! code=""
   sleep 2

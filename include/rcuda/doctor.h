@@ -85,6 +85,11 @@ bool has_failures(const Report& report);
 // The JSON document of docs/doctor-schema.json (schema_version 1), pretty-printed.
 std::string to_json(const Report& report);
 
+// cuDNN as the dynamic loader finds it now, by the report's own search (the major version
+// rcuda was built with first): found, version ("9.14.0"), file. The engine itself does not
+// link cuDNN; this is what backends_cudnn_version() in R reports.
+Library find_cudnn();
+
 // Whether code built for `architectures` (CMAKE_CUDA_ARCHITECTURES syntax: "80-real;90-real;
 // 90-virtual", "86", "all", "native") runs on a GPU of compute capability major.minor: machine
 // code for the same major and a minor no higher, or PTX no newer (JIT-compiled at load).

@@ -56,7 +56,3 @@ cuda_empty_cache <- function() {
   for (d in seq_len(cuda_device_count()) - 1L) .Call(rc_cuda_empty_cache, d)
   invisible(NULL)
 }
-
-# cuDNN is not linked by the engine yet.
-#' @export
-backends_cudnn_version <- function() NA_integer_

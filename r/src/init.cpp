@@ -17,6 +17,8 @@ SEXP rc_linspace(SEXP start, SEXP end, SEXP steps, SEXP dtype, SEXP device);
 SEXP rc_eye(SEXP n, SEXP m, SEXP dtype, SEXP device);
 SEXP rc_manual_seed(SEXP seed);
 SEXP rc_cuda_info();
+SEXP rc_cuda_doctor(SEXP gpu_checks);
+SEXP rc_cudnn();
 SEXP rc_cuda_properties(SEXP device);
 SEXP rc_cuda_current_device();
 SEXP rc_cuda_synchronize(SEXP device);
@@ -74,6 +76,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_eye", (DL_FUNC)&rc_eye, 4},
     {"rc_manual_seed", (DL_FUNC)&rc_manual_seed, 1},
     {"rc_cuda_info", (DL_FUNC)&rc_cuda_info, 0},
+    {"rc_cuda_doctor", (DL_FUNC)&rc_cuda_doctor, 1},
+    {"rc_cudnn", (DL_FUNC)&rc_cudnn, 0},
     {"rc_cuda_properties", (DL_FUNC)&rc_cuda_properties, 1},
     {"rc_cuda_current_device", (DL_FUNC)&rc_cuda_current_device, 0},
     {"rc_cuda_synchronize", (DL_FUNC)&rc_cuda_synchronize, 1},

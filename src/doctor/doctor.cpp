@@ -254,6 +254,12 @@ void fill_nvml(Report& r) {
 
 }  // namespace
 
+Library find_cudnn() {
+  Report r;
+  detail::fill_build_info(r);
+  return detail::probe_cudnn(r.cudnn_built.empty() ? 0 : std::atoi(r.cudnn_built.c_str()));
+}
+
 Report run_doctor(const Options& options) {
   Report r;
   fill_system(r);

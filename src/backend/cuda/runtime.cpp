@@ -70,10 +70,10 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
 }
 
-int blocks_for(int64_t n, int device, int threads) {
+int blocks_for(int64_t n, int device, int threads, int per_multiprocessor) {
   // Enough blocks to fill every multiprocessor several times; grid-stride loops do the rest.
   const int64_t needed = (n + threads - 1) / threads;
-  const int64_t cap = static_cast<int64_t>(multiprocessors(device)) * 8;
+  const int64_t cap = static_cast<int64_t>(multiprocessors(device)) * per_multiprocessor;
   return static_cast<int>(std::max<int64_t>(1, std::min(needed, cap)));
 }
 

@@ -50,8 +50,10 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-// Threads per block and the block count for a grid-stride loop over n elements.
+// Threads per block and the block count for a grid-stride loop over n elements: at most
+// `per_multiprocessor` blocks per SM (8 x 256 threads fill an SM when a thread needs <= 32
+// registers; compute-heavy kernels gain from a few more blocks to hide their tails).
 constexpr int kThreadsPerBlock = 256;
-int blocks_for(int64_t n, int device, int threads = kThreadsPerBlock);
+int blocks_for(int64_t n, int device, int threads = kThreadsPerBlock, int per_multiprocessor = 8);
 
 }  // namespace rcuda::cuda
