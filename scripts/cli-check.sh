@@ -65,6 +65,17 @@ if grep -q '^nvmlDeviceGetPowerUsage  *6 ' "$WORK/prof.err" && [ "$(grep -c '^nv
   ok "monitor --profile reports calls and time per NVML function"
 else bad "monitor --profile"; cat "$WORK/prof.err"; fi
 
+# monitor and exporter run with one OpenBLAS thread unless the user chose a number.
+env -u OPENBLAS_NUM_THREADS "$RCUDA" monitor --duration 1 >/dev/null 2>&1 &
+pid=$!; sleep 0.5
+blas_default=$(tr '\0' '\n' </proc/$pid/environ | grep '^OPENBLAS_NUM_THREADS=' || true); wait $pid
+OPENBLAS_NUM_THREADS=3 "$RCUDA" monitor --duration 1 >/dev/null 2>&1 &
+pid=$!; sleep 0.5
+blas_user=$(tr '\0' '\n' </proc/$pid/environ | grep '^OPENBLAS_NUM_THREADS=' || true); wait $pid
+if [ "$blas_default" = OPENBLAS_NUM_THREADS=1 ] && [ "$blas_user" = OPENBLAS_NUM_THREADS=3 ]; then
+  ok "monitor runs with OPENBLAS_NUM_THREADS=1 unless the user set it"
+else bad "monitor's OpenBLAS threads: '$blas_default' / '$blas_user'"; fi
+
 # SIGINT: stops, exits 0, last line complete, CPU use reported on stderr (target < 1%).
 "$RCUDA" monitor --interval 200 >"$WORK/int.csv" 2>"$WORK/int.err" &
 pid=$!

@@ -2,12 +2,34 @@
 // docs/cli.md describes each.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "commands.h"
 
+namespace {
+
+// `monitor` and `exporter` run for hours and never call BLAS, yet loading librcuda starts
+// OpenBLAS's thread pool (one thread per core), whose threads spin for about 0.1 s each before
+// sleeping: 3 CPU-seconds on a 32-core machine, ten times the monitor's own cost for its first
+// minute. OpenBLAS reads OPENBLAS_NUM_THREADS when it loads, before main(), so these two
+// commands start themselves again with it set to 1, unless the user has set it.
+void restart_without_blas_threads(int argc, char** argv) {
+  if (argc < 2 || std::getenv("OPENBLAS_NUM_THREADS")) return;
+  const std::string command = argv[1];
+  if (command != "monitor" && command != "exporter") return;
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  restart_without_blas_threads(argc, argv);
   CLI::App app{"rcuda: GPU and CPU runtime diagnostics, benchmarks and telemetry"};
   app.require_subcommand(1);
 

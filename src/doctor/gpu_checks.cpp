@@ -224,9 +224,30 @@ void fill_build_info(Report& r) {
 #endif
 }
 
+// The per-device checks switch the calling thread's current device; a caller (an R session)
+// keeps the one it had.
+class RestoreCurrentDevice {
+ public:
+  RestoreCurrentDevice() {
+    if (cudaGetDevice(&device_) != cudaSuccess) {
+      cudaGetLastError();
+      device_ = -1;
+    }
+  }
+  ~RestoreCurrentDevice() {
+    if (device_ >= 0) cudaSetDevice(device_);
+  }
+  RestoreCurrentDevice(const RestoreCurrentDevice&) = delete;
+  RestoreCurrentDevice& operator=(const RestoreCurrentDevice&) = delete;
+
+ private:
+  int device_ = -1;
+};
+
 void run_cuda_checks(Report& r, const Options& options) {
   r.cuda_runtime_loaded = cuda::runtime_version();
   const int count = cuda::device_count();
+  const RestoreCurrentDevice restore;
   r.cuda_available = count > 0;
   r.cuda_unavailable_reason = count > 0 ? "" : cuda::unavailable_reason();
   r.checks.push_back(

@@ -133,6 +133,27 @@ TEST(DoctorReport, MigEnabledWithoutAMigInstanceSelectedWarns) {
   EXPECT_EQ(on.nvidia_driver, "999.99.99");
 }
 
+TEST(DoctorReport, LeavesTheCallersCurrentDeviceAsItWas) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+  const int last = cuda::device_count() - 1;  // the checks visit every device, ending on it
+  cuda::set_device(0);
+  doctor::run_doctor();
+  EXPECT_EQ(cuda::current_device(), 0);
+  cuda::set_device(last);
+  doctor::run_doctor();
+  EXPECT_EQ(cuda::current_device(), last);
+  cuda::set_device(0);
+}
+
+TEST(DoctorReport, FindCudnnAgreesWithTheReport) {
+  const doctor::Library cudnn = doctor::find_cudnn();
+  const doctor::Report r = doctor::run_doctor({false});
+  EXPECT_EQ(cudnn.found, r.libraries.at(1).found);
+  EXPECT_EQ(r.libraries.at(1).name, "cuDNN");
+  EXPECT_EQ(cudnn.version, r.libraries.at(1).version);
+  EXPECT_EQ(cudnn.path, r.libraries.at(1).path);
+}
+
 TEST(DoctorBlas, ReportsOpenBlasAndItsThreads) {
   const cpu::BlasDetails d = cpu::blas_details();
   EXPECT_FALSE(d.library_path.empty());
