@@ -37,7 +37,7 @@ def host_time(fn, iters=5, warm=1):
 
 quick = "--quick" in sys.argv
 N = 2000 if quick else 10000
-ms = cuda_time(lambda: torch.randn(N, N, device="cuda"))
+ms = cuda_time(lambda: torch.randn(N, N, device="cuda"), iters=50, warm=10)  # as bench_cuda.cpp
 log("randn_1e4_cuda_ms", ms); log("randn_1e4_cuda_GBps", N * N * 4 / ms / 1e6)
 log("randn_1e4_cpu_ms", host_time(lambda: torch.randn(N, N)))
 N = 2048 if quick else 10000

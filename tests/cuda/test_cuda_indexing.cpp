@@ -407,6 +407,23 @@ TEST(CudaRandomStreams, UniformNormalAndIntegersMatchTheCpuForEveryDtypeAndSize)
   }
 }
 
+TEST(CudaRandomStreams, FillsLongerThanTwoGridStridesMatchTheCpu) {
+  RCUDA_REQUIRE_CUDA();
+  // The float32 normal kernel draws two Philox blocks per iteration while at least two grid
+  // strides (16 blocks of 256 threads per SM, 4 elements a thread) remain, then one, then the
+  // tail: n covers all three, for every dtype.
+  const int64_t stride_elements = int64_t{16} * cuda::properties(0).multiprocessor_count * 256 * 4;
+  const int64_t n = 2 * stride_elements + stride_elements / 2 + 3;
+  for (DType dtype : test::floating_dtypes()) {
+    const std::string what = std::string(dtype_name(dtype)) + " n " + std::to_string(n);
+    expect_same_stream([&](Device d) { return randn({n}, {dtype, d}); }, normal_tolerance(dtype),
+                       "randn " + what);
+    expect_same_stream([&](Device d) { return normal(-2, 3, {n}, {dtype, d}); },
+                       normal_tolerance(dtype), "normal " + what);
+    expect_same_stream([&](Device d) { return rand({n}, {dtype, d}); }, 0, "rand " + what);
+  }
+}
+
 TEST(CudaRandomStreams, InPlaceFillsOfStridedAndMisalignedViews) {
   RCUDA_REQUIRE_CUDA();
   for (DType dtype : test::floating_dtypes()) {
