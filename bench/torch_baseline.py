@@ -64,7 +64,7 @@ del x, y
 h = torch.empty(1024**3, dtype=torch.uint8).pin_memory(); d = torch.empty(1024**3, dtype=torch.uint8, device="cuda")
 log("h2d_pinned_GBps", h.numel() / cuda_time(lambda: d.copy_(h, non_blocking=True)) / 1e6)
 log("d2h_pinned_GBps", h.numel() / cuda_time(lambda: h.copy_(d, non_blocking=True)) / 1e6)
-hp = torch.empty(1024**3, dtype=torch.uint8)
+hp = torch.zeros(1024**3, dtype=torch.uint8)  # touched pages, as bench_cuda.cpp's (empty() would read the zero page)
 log("h2d_pageable_GBps", hp.numel() / cuda_time(lambda: d.copy_(hp)) / 1e6)
 del h, d, hp
 n = 2**24 if quick else 2**28

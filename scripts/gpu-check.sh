@@ -50,6 +50,8 @@ run_cli() {
   [ -x $RCUDA ] || { step cli "not built"; return; }
   $RCUDA doctor >"$OUT/doctor.txt" 2>&1
   step "rcuda doctor" "exit $? ($(tail -1 "$OUT/doctor.txt"))"
+  $RCUDA doctor --json >"$OUT/doctor.json" 2>/dev/null
+  step "rcuda doctor --json" "$(python3 tests/cli/validate_doctor_json.py "$OUT/doctor.json" 2>&1 | tail -1)"
   $RCUDA monitor --duration 10 --profile --output "$OUT/monitor.csv" 2>"$OUT/monitor.err"
   step "rcuda monitor" "exit $? ($(grep -o 'after it .*' "$OUT/monitor.err"))"
   cat "$OUT/monitor.err"
