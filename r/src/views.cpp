@@ -162,6 +162,19 @@ extern "C" SEXP rc_masked_select(SEXP x, SEXP mask) {
   RCUDA_END
 }
 
+// 1-based indices of the nonzero elements: a [z, ndim] tensor, or (as_list) one 1-D tensor per
+// dim. A 0-d input counts as a 1-D tensor of one element in the list form, as torch.
+extern "C" SEXP rc_nonzero(SEXP x, SEXP as_list) {
+  RCUDA_BEGIN
+  const Tensor& t = unwrap(x);
+  if (!Rf_asLogical(as_list)) return wrap(add(nonzero(t), Scalar(int64_t{1})));
+  const Tensor indices = add(nonzero(t.dim() == 0 ? reshape(t, {1}) : t), Scalar(int64_t{1}));
+  cpp11::writable::list out(indices.size(1));
+  for (int64_t d = 0; d < indices.size(1); ++d) out[d] = wrap(contiguous(indices.select(1, d)));
+  return out;
+  RCUDA_END
+}
+
 extern "C" SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value) {
   RCUDA_BEGIN
   return wrap(masked_fill(unwrap(x), unwrap(mask), scalar_arg(value, "masked_fill")));
