@@ -75,6 +75,8 @@ topics <- list(
       "torch_permute", "torch_narrow", "torch_clone", "torch_index_select", "torch_masked_select",
       "torch_nonzero"),
     "Dims and positions are 1-based, as in torch for R, also in the indices \\code{torch_nonzero} returns."),
+  slc = list("Slices for indexing", c("slc", "N", "newaxis", ".."),
+    "\\code{x[slc(start, end, step)]} is \\code{x[start:end:step]} with values computed elsewhere: elements \\code{start} to \\code{end} inclusive, a view. Negative ends count from the end, \\code{Inf} is the end of the dim, ends past the dim are clipped and a start after the end selects nothing. In an index, \\code{N} is the size of the dim, \\code{..} stands for the dims not indexed and \\code{NULL} or \\code{newaxis} inserts a dim of size 1. Outside an index, \\code{N}, \\code{newaxis} and \\code{..} are stand-ins (1, \\code{NULL} and a marker): on R 4.2, once a package with S4 methods for \\code{[} is loaded, R evaluates index arguments before rcuda reads them."),
   as_array = list("Convert a tensor to an R array", "as_array",
     "Floating dtypes give doubles, bool gives logicals, integer dtypes give integers. \\code{as.array}, \\code{as.matrix}, \\code{as.integer}, \\code{as.double} and \\code{as.logical} work too.")
 )
@@ -85,6 +87,7 @@ if (length(missing)) stop("exports without a topic: ", paste(missing, collapse =
 
 usage_of <- function(name) {
   f <- get(name, ns)
+  if (!is.function(f)) return(if (make.names(name) == name) name else paste0("`", name, "`"))
   a <- formals(f)
   parts <- vapply(names(a), function(n) {
     if (identical(a[[n]], quote(expr = ))) n else paste(n, "=", paste(deparse(a[[n]]), collapse = ""))
@@ -100,7 +103,7 @@ dir.create("man", showWarnings = FALSE)
 for (topic in names(topics)) {
   t <- topics[[topic]]
   fns <- t[[2]]
-  arg_names <- unique(unlist(lapply(fns, function(f) names(formals(get(f, ns))))))
+  arg_names <- unique(unlist(lapply(fns, function(f) if (is.function(get(f, ns))) names(formals(get(f, ns))))))
   undocumented <- setdiff(arg_names, names(args))
   if (length(undocumented)) stop(topic, ": describe ", paste(undocumented, collapse = ", "))
   rd <- c(
