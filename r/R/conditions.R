@@ -26,6 +26,7 @@ engine_error <- function(kind, message) {
 }
 
 value_error <- function(...) rcuda_abort("rcuda_value_error", paste0(...))
+shape_error <- function(...) rcuda_abort("rcuda_shape_error", paste0(...))
 index_error <- function(...) rcuda_abort("rcuda_index_error", paste0(...))
 dtype_error <- function(...) rcuda_abort("rcuda_dtype_error", paste0(...))
 device_error <- function(...) rcuda_abort("rcuda_device_error", paste0(...))

@@ -1,96 +1,356 @@
-# `[` and `[<-` with torch for R's rules: positions start at 1; negative positions count from
-# the end (x[-1] is the last element, not "all but the first" as in base R); a single number
-# drops its dim unless drop = FALSE; an evenly spaced increasing vector (1:3, seq(1, 9, by = 2))
-# is a view (a slice); any other vector selects those positions (a copy); a missing argument
-# keeps the dim; `..` stands for all remaining dims; a bool tensor as the only index selects
-# the elements where it is TRUE. Several vectors select on each dim independently, as base R
-# does (not numpy's pointwise pairing).
+# `[` and `[<-` with torch for R's rules (its indexing vignette):
+# - positions start at 1; a negative position counts from the end (x[-1] is the last element,
+#   not "all but the first" as in base R); 0 is an error;
+# - a single number selects one position and drops its dim, unless drop = FALSE;
+# - `a:b` written in the index is a slice, a view of elements a to b inclusive, and `a:b:s`
+#   takes every s-th of them. Negative ends count from the end, ends past the dim are clipped,
+#   and a start after the end selects nothing (so 5:1 is empty: use c(5, 4, 3, 2, 1) to
+#   reverse). slc(start, end, step) makes the same slice from values; `N` in an index is the
+#   size of the dim it indexes (x[2:N], x[N]);
+# - any other vector selects those positions in its order (a copy), a logical vector the
+#   positions where it is TRUE; several vectors select on each dim independently, as base R
+#   does (not numpy's pointwise pairing);
+# - a missing argument keeps the whole dim, as do trailing dims left out; `..` stands for all
+#   the dims no other argument indexes; NULL or `newaxis` inserts a dim of size 1;
+# - a long tensor indexes like a vector (a 0-d one like a number; a k-d one puts its shape in
+#   place of the dim); a bool tensor selects the elements where it is TRUE over as many dims
+#   as it has, and must match their sizes.
+# Assignment takes the same indices and writes in place; the value broadcasts to the shape the
+# same index would read.
 
-index_args <- function(x, args, env) {
-  n <- length(.Call(rc_shape, x))
-  is_empty <- vapply(args, function(a) identical(a, quote(expr = )), logical(1))
-  is_dots <- vapply(args, function(a) identical(a, as.name("..")), logical(1))
-  if (sum(is_dots) > 1) index_error("only one `..` is allowed in an index")
-  values <- vector("list", length(args))
-  for (i in seq_along(args)) {
-    if (!is_empty[i] && !is_dots[i]) values[i] <- list(eval(args[[i]], env))
+#' @export
+slc <- function(start, end, step = 1) new_slice(start, end, step, "slc")
+
+#' @export
+print.rcuda_slice <- function(x, ...) {
+  cat("<slice ", x$start, ":", x$end, ":", x$step, ">\n", sep = "")
+  invisible(x)
+}
+
+new_slice <- function(start, end, step, caller) {
+  start <- slice_part(start, "start", caller)
+  end <- slice_part(end, "end", caller)
+  step <- slice_part(step, "step", caller)
+  if (step < 1 || step != floor(step) || is.infinite(step)) {
+    index_error(caller, ": step must be a whole number of at least 1, got ", step)
   }
-  if (any(is_dots)) {
-    at <- which(is_dots)
-    fill <- n - (length(args) - 1)
-    values <- c(values[seq_len(at - 1)], rep(list(NULL), max(fill, 0)), values[-seq_len(at)])
+  structure(list(start = start, end = end, step = step), class = "rcuda_slice")
+}
+
+slice_part <- function(v, name, caller) {
+  if (is_torch_tensor(v) && v$numel() == 1) v <- v$item()
+  if (!is.numeric(v) || length(v) != 1 || is.na(v)) {
+    index_error(caller, ": ", name, " must be a single number, got ", deparse(v)[1])
   }
-  if (length(values) > n) index_error("too many indices (", length(values), ") for a ", n, "-d tensor")
-  values
+  v
+}
+
+# The bounds of a slice on a dim of `size`: 0-based start and exclusive end, clipped to the
+# dim, as torch for R's slc(): end -1 (or Inf) is the last element, other negative ends count
+# from the end.
+slice_bounds <- function(s, size) {
+  start <- if (s$start > 0) s$start - 1 else s$start
+  end <- if (s$end == -1 || s$end == Inf) size else if (s$end < -1) s$end + 1 else s$end
+  if (start < 0) start <- start + size
+  if (end < 0) end <- end + size
+  start <- min(max(start, 0), size)
+  c(start, min(max(end, start), size))
+}
+
+# ---- from the arguments to one entry per indexed dim ----------------------------------------
+
+index_all <- structure(list(), class = "rcuda_index_all")
+index_fill <- structure(list(), class = "rcuda_index_fill")
+all_entry <- list(kind = "all")
+
+# Note [Eagerly evaluated indices]
+# On R 4.2 tensors carry the S4 bit (zzz.R). Once a loaded package defines S4 methods for `[`
+# (Matrix, diffobj, ...), R evaluates the index arguments in the caller's frame to pick a
+# method, and passes the values on; `[.rcuda_tensor` takes the expressions from the call
+# instead (index_exprs) and evaluates them again, with N bound to the dim's size. These
+# stand-ins keep the first evaluation from failing with "object 'N' not found"; N is 1 there,
+# as a large N would make 2:N a vector R may allocate in full. (An a:b:s index then also warns
+# that only the first element of a:b is used.)
+#' @export
+N <- 1L
+#' @export
+newaxis <- NULL
+#' @export
+`..` <- index_fill
+
+is_call_to <- function(expr, name) is.call(expr) && identical(expr[[1]], as.name(name))
+
+strip_parens <- function(expr) {
+  while (is_call_to(expr, "(")) expr <- expr[[2]]
+  expr
+}
+
+# One argument's value, evaluated in `mask` (the caller's frame plus N, newaxis and `..`);
+# `a:b` and `a:b:s` at the top of the expression become slices.
+eval_index <- function(expr, mask) {
+  expr <- strip_parens(expr)
+  if (!is_call_to(expr, ":") || length(expr) != 3) return(eval(expr, mask))
+  lhs <- strip_parens(expr[[2]])
+  if (is_call_to(lhs, ":") && length(lhs) == 3) {
+    return(new_slice(eval(lhs[[2]], mask), eval(lhs[[3]], mask), eval(expr[[3]], mask), "index a:b:step"))
+  }
+  new_slice(eval(lhs, mask), eval(expr[[3]], mask), 1, "index a:b")
+}
+
+# How many dims of x an index value consumes.
+index_width <- function(value) {
+  if (is.null(value) || inherits(value, "rcuda_index_fill")) return(0L)
+  if (is_torch_tensor(value) && value$dtype == torch_bool()) {
+    if (value$dim() == 0) index_error("a 0-d bool tensor cannot be an index; use a bool tensor with dims")
+    return(value$dim())
+  }
+  1L
+}
+
+# The entries for the arguments of x[...]: `..` expanded, N bound, each value checked against
+# the dims it indexes. Arguments that use N are evaluated once their dim is known.
+index_entries <- function(x, args, env) {
+  shape <- .Call(rc_shape, x)
+  mask <- new.env(parent = env)
+  assign("newaxis", NULL, envir = mask)
+  assign("..", index_fill, envir = mask)
+  n <- length(args)
+  values <- vector("list", n)
+  widths <- integer(n)
+  uses_n <- logical(n)
+  fill_at <- 0L
+  for (i in seq_len(n)) {
+    # (An empty argument is R's missing-argument symbol, which cannot be bound to a variable.)
+    if (identical(args[[i]], quote(expr = ))) {
+      values[[i]] <- index_all
+    } else if (any(all.names(args[[i]]) == "N")) {
+      uses_n[i] <- TRUE
+    } else {
+      values[i] <- list(eval_index(args[[i]], mask))
+    }
+    if (inherits(values[[i]], "rcuda_index_fill")) {
+      if (fill_at > 0) index_error("only one `..` is allowed in an index")
+      fill_at <- i
+    }
+    widths[i] <- if (uses_n[i]) 1L else index_width(values[[i]])
+  }
+  if (sum(widths) > length(shape)) {
+    index_error("too many indices (", sum(widths), ") for a ", length(shape), "-d tensor")
+  }
+  entries <- vector("list", n)
+  dim <- 1L
+  for (i in seq_len(n)) {
+    if (i == fill_at) {
+      fill <- length(shape) - sum(widths)
+      entries[[i]] <- rep(list(all_entry), fill)
+      dim <- dim + fill
+      next
+    }
+    if (uses_n[i]) {
+      assign("N", shape[dim], envir = mask)
+      values[i] <- list(eval_index(args[[i]], mask))
+      if (index_width(values[[i]]) != 1) index_error("an index that uses N must index one dim (dim ", dim, ")")
+    }
+    dims <- dim + seq_len(widths[i]) - 1L
+    entries[[i]] <- list(index_entry(values[[i]], shape[dims], dim))
+    dim <- dim + widths[i]
+  }
+  unlist(entries, recursive = FALSE)
+}
+
+# One entry: all | newaxis | select (one position) | slice (0-based start, exclusive end) |
+# positions (1-based, with the index tensor's shape when it has one) | mask (over its dims).
+index_entry <- function(value, size, dim) {
+  if (inherits(value, "rcuda_index_all")) return(all_entry)
+  if (is.null(value)) return(list(kind = "newaxis"))
+  if (inherits(value, "rcuda_slice")) {
+    b <- slice_bounds(value, size)
+    return(list(kind = "slice", start = b[1], end = b[2], step = value$step))
+  }
+  if (is_torch_tensor(value)) return(tensor_entry(value, size, dim))
+  if (is.logical(value) && is.null(attr(value, "class"))) {
+    if (anyNA(value)) index_error("logical index for dim ", dim, " holds NA")
+    if (length(value) != size) {
+      index_error("logical index of length ", length(value), " for dim ", dim, " of size ", size)
+    }
+    return(list(kind = "positions", at = which(value)))
+  }
+  if (!is.numeric(value) || !is.null(attr(value, "class"))) {
+    index_error("unsupported index for dim ", dim, ": ", class(value)[1],
+                " (use numbers, logicals, a:b, slc(), NULL, `..` or a long or bool tensor)")
+  }
+  at <- normalize_positions(value, size, dim)
+  if (length(value) == 1) list(kind = "select", at = at) else list(kind = "positions", at = at)
+}
+
+tensor_entry <- function(value, size, dim) {
+  if (value$dtype == torch_bool()) {
+    if (!identical(as.integer(value$shape), as.integer(size))) {
+      index_error("bool index of shape [", paste(value$shape, collapse = ", "), "] does not match dims ",
+                  dim, " to ", dim + length(size) - 1, " of shape [", paste(size, collapse = ", "), "]")
+    }
+    return(list(kind = "mask", mask = value, ndim = length(size)))
+  }
+  if (value$dtype != torch_long()) {
+    index_error("index tensors must be long (int64) or bool, got ", dtype_name(value$dtype), " for dim ", dim)
+  }
+  at <- normalize_positions(as.numeric(as_array(value$flatten())), size, dim)
+  if (value$dim() == 0) return(list(kind = "select", at = at))
+  list(kind = "positions", at = at, shape = value$shape)
 }
 
 # Positions as 1-based positives, checked against the dim's size.
 normalize_positions <- function(i, size, dim) {
-  if (is.logical(i)) {
-    if (length(i) != size) index_error("logical index of length ", length(i), " for dim ", dim, " of size ", size)
-    return(which(i))
-  }
-  if (is_torch_tensor(i)) i <- as_array(i)
-  if (!is.numeric(i) || anyNA(i)) index_error("indices must be numbers without NA")
+  if (anyNA(i)) index_error("indices must be numbers without NA (dim ", dim, ")")
   if (any(i == 0)) index_error("indices start at 1; got 0 for dim ", dim)
-  i <- ifelse(i < 0, size + i + 1, i)
-  if (any(i < 1 | i > size)) {
-    index_error("index ", i[i < 1 | i > size][1], " is out of range for dim ", dim, " of size ", size)
-  }
-  i
+  at <- i
+  at[i < 0] <- size + i[i < 0] + 1
+  bad <- at < 1 | at > size
+  if (any(bad)) index_error("index ", i[bad][1], " is out of range for dim ", dim, " of size ", size)
+  at
 }
 
-apply_index <- function(x, values, drop, views_only = FALSE) {
-  if (length(values) == 1 && is_torch_tensor(values[[1]]) && values[[1]]$dtype == torch_bool()) {
-    if (views_only) return(list(mask = values[[1]]))
-    return(.Call(rc_masked_select, x, values[[1]]))
-  }
-  shape <- .Call(rc_shape, x)
+# ---- reading ------------------------------------------------------------------------------
+
+apply_entries <- function(x, entries, drop) {
   d <- 1L  # position of the current dim in the result
-  for (k in seq_along(values)) {
-    i <- values[[k]]
-    if (is.null(i)) {
-      d <- d + 1L
+  for (e in entries) {
+    if (e$kind == "select" && drop) {
+      x <- .Call(rc_select, x, d, e$at)
       next
     }
-    if (is_torch_tensor(i) && i$numel() == 1 && i$dtype != torch_bool()) i <- i$item()
-    size <- shape[k]
-    p <- normalize_positions(i, size, k)
-    if (length(p) == 1 && !is.logical(i) && drop) {
-      x <- .Call(rc_select, x, d, p)
-      next
-    }
-    step <- if (length(p) > 1) p[2] - p[1] else 1
-    if (length(p) >= 1 && step > 0 && all(diff(p) == step)) {
-      x <- .Call(rc_slice, x, d, p[1], p[length(p)], step)
-    } else if (views_only) {
-      index_error("assignment supports positions, ranges and masks; this index is not evenly spaced")
-    } else {
-      x <- .Call(rc_index_select, x, d, p)
-    }
-    d <- d + 1L
+    x <- switch(e$kind,
+      all = x,
+      newaxis = .Call(rc_unsqueeze, x, d),
+      select = .Call(rc_slice, x, d, e$at, e$at, 1),
+      slice = .Call(rc_slice, x, d, e$start + 1, e$end, e$step),
+      positions = select_positions(x, d, e),
+      mask = select_mask(x, d, e)
+    )
+    d <- d + if (e$kind == "positions" && length(e$shape) > 1) length(e$shape) else 1L
   }
   x
+}
+
+# A k-d long tensor index puts its shape in place of the dim.
+select_positions <- function(x, d, e) {
+  out <- .Call(rc_index_select, x, d, e$at)
+  if (length(e$shape) <= 1) return(out)
+  shape <- .Call(rc_shape, out)
+  .Call(rc_reshape, "reshape", out, c(shape[seq_len(d - 1)], e$shape, shape[-seq_len(d)]))
+}
+
+# The mask's dims become one dim of the selected elements (row-major order).
+select_mask <- function(x, d, e) {
+  if (d == 1 && e$ndim == length(.Call(rc_shape, x))) return(.Call(rc_masked_select, x, e$mask))
+  if (e$ndim > 1) x <- .Call(rc_flatten, x, d, d + e$ndim - 1)
+  at <- as.numeric(as_array(.Call(rc_nonzero, e$mask$flatten(), FALSE)))
+  .Call(rc_index_select, x, d, at)
+}
+
+# The index expressions of a `[` or `[<-` call. substitute() gives them, unless R has already
+# evaluated them (Note [Eagerly evaluated indices]), when it gives their values; the call
+# itself still holds the expressions then. (With dots passed on, x[...], the call holds `...`
+# and substitute() is right.)
+index_exprs <- function(dots, call) {
+  if (length(dots) == 1 && identical(dots[[1]], quote(expr = ))) return(list())  # x[]: all of x
+  from_call <- as.list(call)[-(1:2)]
+  if (!is.null(names(from_call))) from_call <- from_call[!names(from_call) %in% c("drop", "value")]
+  if (length(from_call) != length(dots)) return(dots)
+  for (i in seq_along(from_call)) if (identical(from_call[[i]], quote(...))) return(dots)
+  from_call
 }
 
 #' @export
 `[.rcuda_tensor` <- function(x, ..., drop = TRUE) {
-  args <- as.list(substitute(list(...)))[-1]
+  args <- index_exprs(as.list(substitute(list(...)))[-1], sys.call())
   if (length(args) == 0) return(x)
-  apply_index(x, index_args(x, args, parent.frame()), drop)
+  apply_entries(x, index_entries(x, args, parent.frame()), drop)
 }
+
+# ---- assignment ---------------------------------------------------------------------------
 
 #' @export
 `[<-.rcuda_tensor` <- function(x, ..., value) {
-  args <- as.list(substitute(list(...)))[-1]
-  target <- if (length(args) == 0) x else apply_index(x, index_args(x, args, parent.frame()), TRUE, TRUE)
-  if (!is_torch_tensor(value) && length(value) > 1) value <- torch_tensor(value, device = x$device)
-  if (is.list(target)) {
-    # A mask: write value where it is TRUE, then copy the result back into x's storage.
-    if (is_torch_tensor(value)) value <- value$item()
-    .Call(rc_assign, x, .Call(rc_masked_fill, x, target$mask, value))
+  args <- index_exprs(as.list(substitute(list(...)))[-1], sys.call())
+  entries <- if (length(args) == 0) list() else index_entries(x, args, parent.frame())
+  value <- assign_value(value, x)
+  if (length(entries) == 1 && entries[[1]]$kind == "mask" && !is_torch_tensor(value) &&
+      entries[[1]]$ndim == length(.Call(rc_shape, x))) {
+    # A whole-tensor mask and a number: one masked_fill, copied back into x's storage.
+    .Call(rc_assign, x, .Call(rc_masked_fill, x, entries[[1]]$mask, value))
+    return(x)
+  }
+  views_only <- TRUE
+  for (k in seq_along(entries)) {
+    entries[[k]] <- as_slice_if_even(entries[[k]])
+    views_only <- views_only && !(entries[[k]]$kind %in% c("positions", "mask"))
+  }
+  if (views_only) {
+    target <- apply_entries(x, entries, TRUE)
+    .Call(rc_assign, target, fit_value(value, .Call(rc_shape, target)))
   } else {
-    .Call(rc_assign, target, value)
+    put_positions(x, entries, value)
   }
   x
+}
+
+# Numbers stay numbers (a fill); vectors become tensors of x's dtype, so a float64 tensor takes
+# R's doubles without a trip through float32.
+assign_value <- function(value, x) {
+  if (is_torch_tensor(value)) return(value)
+  if (!(is.numeric(value) || is.logical(value)) || !is.null(attr(value, "class"))) {
+    value_error("`[<-`: value must be a tensor, a number or a numeric or logical vector, got ", class(value)[1])
+  }
+  if (length(value) == 1) return(value)
+  torch_tensor(value, dtype = x$dtype, device = x$device)
+}
+
+# A tensor value must broadcast to the selection's shape. As torch, leading size-1 dims that
+# the selection lacks are dropped first: x[1, 1] <- torch_tensor(0) writes into a 0-d selection.
+fit_value <- function(value, shape) {
+  if (!is_torch_tensor(value)) return(value)
+  v <- value$shape
+  k <- 0L
+  while (length(v) - k > length(shape) && v[k + 1] == 1) k <- k + 1L
+  v <- v[seq_along(v) > k]
+  if (length(v) > length(shape) || !all(v == 1 | v == shape[length(shape) - length(v) + seq_along(v)])) {
+    shape_error("`[<-`: a value of shape [", paste(value$shape, collapse = ", "),
+                "] cannot be assigned to a selection of shape [", paste(shape, collapse = ", "), "]")
+  }
+  if (k == 0) value else .Call(rc_reshape, "reshape", value, v)
+}
+
+# Evenly spaced increasing positions address the same elements as a slice, which is a view and
+# so is written in place without a copy.
+as_slice_if_even <- function(e) {
+  if (e$kind != "positions" || length(e$shape) > 1 || length(e$at) == 0) return(e)
+  at <- e$at
+  step <- if (length(at) > 1) at[2] - at[1] else 1
+  if (step < 1 || any(diff(at) != step)) return(e)
+  list(kind = "slice", start = at[1] - 1, end = at[length(at)], step = step)
+}
+
+# Vectors and masks: numbers, slices and new axes first narrow x to a view (the target); then
+# the target's flat positions go through the vectors and masks, and rc_index_put writes value
+# at those positions. The work is a pass over the target, not over all of x.
+put_positions <- function(x, entries, value) {
+  outer <- list()
+  inner <- list()
+  for (e in entries) {
+    if (e$kind %in% c("positions", "mask")) {
+      outer <- c(outer, rep(list(all_entry), if (e$kind == "mask") e$ndim else 1L))
+      inner <- c(inner, list(e))
+    } else {
+      outer <- c(outer, list(e))
+      if (e$kind != "select") inner <- c(inner, list(all_entry))
+    }
+  }
+  target <- apply_entries(x, outer, TRUE)
+  n <- .Call(rc_numel, target)
+  if (n == 0) return(invisible(x))
+  offsets <- torch_arange(0, n - 1, dtype = torch_long(), device = target$device)
+  positions <- apply_entries(.Call(rc_reshape, "view", offsets, .Call(rc_shape, target)), inner, TRUE)
+  .Call(rc_index_put, target, positions, fit_value(value, .Call(rc_shape, positions)))
+  invisible(x)
 }

@@ -4,11 +4,14 @@
 # .Call: it is what per-element R loops pay for (bench/bench_r_overhead.R).
 
 # The engine's op for each base R operator; rc_binary accepts a tensor, a number or an R
-# vector on either side, so the method is one switch and one .Call.
+# vector on either side, so the method is one switch and one .Call. `%%` and `%/%` round
+# toward minus infinity, as base R (and torch's remainder and floor_divide), so
+# a == (a %/% b) * b + a %% b; torch for R truncates in both (fmod, rounding_mode = "trunc").
 #' @export
 Ops.rcuda_tensor <- function(e1, e2) {
   op <- switch(.Generic,
     "+" = "add", "-" = "sub", "*" = "mul", "/" = "div", "^" = "pow", "%%" = "remainder",
+    "%/%" = "floor_divide",
     "==" = "eq", "!=" = "ne", "<" = "lt", "<=" = "le", ">" = "gt", ">=" = "ge",
     "&" = "logical_and", "|" = "logical_or", "!" = "logical_not",
     value_error(.Generic, " is not implemented for rcuda tensors")
@@ -75,7 +78,7 @@ unary_ops <- c(
   "sigmoid", "relu", "silu", "floor", "ceil", "round", "neg", "logical_not"
 )
 binary_ops <- c(
-  "mul", "div", "remainder", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+  "mul", "div", "remainder", "floor_divide", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
   "logical_and", "logical_or", "logical_xor"
 )
 
@@ -136,6 +139,8 @@ torch_div <- make_binary("div")
 #' @export
 torch_remainder <- make_binary("remainder")
 #' @export
+torch_floor_divide <- make_binary("floor_divide")
+#' @export
 torch_maximum <- make_binary("maximum")
 #' @export
 torch_minimum <- make_binary("minimum")
@@ -183,10 +188,26 @@ torch_clamp <- function(self, min = NULL, max = NULL) .Call(rc_clamp, self, min,
 #' @export
 torch_gelu <- function(self, approximate = "none") .Call(rc_gelu, self, approximate)
 
+# torch_where(condition) is torch_nonzero(condition, as_list = TRUE), as torch for R.
 #' @export
 torch_where <- function(condition, self = NULL, other = NULL) {
-  if (is.null(self) && is.null(other)) value_error("torch_where: the one-argument form (nonzero) is not supported yet")
+  if (!is_torch_tensor(condition)) value_error("torch_where: condition must be a tensor, got ", class(condition)[1])
+  if (is.null(self) != is.null(other)) {
+    value_error("torch_where: give both self and other, or neither; got only ", if (is.null(self)) "other" else "self")
+  }
+  if (is.null(self)) return(torch_nonzero(condition, as_list = TRUE))
   .Call(rc_where, condition, self, other)
+}
+
+# 1-based indices of the nonzero (TRUE) elements, in row-major order: a long tensor with one row
+# per element, or with as_list = TRUE one long vector per dim (torch's as_tuple).
+#' @export
+torch_nonzero <- function(self, as_list = FALSE) {
+  if (!is_torch_tensor(self)) value_error("torch_nonzero: self must be a tensor, got ", class(self)[1])
+  if (!is.logical(as_list) || length(as_list) != 1 || is.na(as_list)) {
+    value_error("torch_nonzero: as_list must be TRUE or FALSE, got ", deparse(as_list)[1])
+  }
+  .Call(rc_nonzero, self, as_list)
 }
 
 tensor_methods$add <- torch_add
@@ -195,3 +216,4 @@ tensor_methods$pow <- torch_pow
 tensor_methods$clamp <- torch_clamp
 tensor_methods$gelu <- torch_gelu
 tensor_methods$where <- function(self, condition, other) torch_where(condition, self, other)
+tensor_methods$nonzero <- function(self, as_list = FALSE) torch_nonzero(self, as_list)

@@ -61,6 +61,8 @@ SEXP rc_copy(SEXP kind, SEXP x);
 SEXP rc_to(SEXP x, SEXP dtype, SEXP device);
 SEXP rc_index_select(SEXP x, SEXP dim, SEXP index);
 SEXP rc_masked_select(SEXP x, SEXP mask);
+SEXP rc_nonzero(SEXP x, SEXP as_list);
+SEXP rc_index_put(SEXP x, SEXP positions, SEXP value);
 SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value);
 SEXP rc_assign(SEXP dst, SEXP src);
 
@@ -120,6 +122,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_to", (DL_FUNC)&rc_to, 3},
     {"rc_index_select", (DL_FUNC)&rc_index_select, 3},
     {"rc_masked_select", (DL_FUNC)&rc_masked_select, 2},
+    {"rc_nonzero", (DL_FUNC)&rc_nonzero, 2},
+    {"rc_index_put", (DL_FUNC)&rc_index_put, 3},
     {"rc_masked_fill", (DL_FUNC)&rc_masked_fill, 3},
     {"rc_assign", (DL_FUNC)&rc_assign, 2},
     {nullptr, nullptr, 0}};

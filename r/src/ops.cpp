@@ -11,14 +11,58 @@ namespace {
 
 const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 
-// A plain R number on the tensor's device as a 0-d tensor: 0-d tensors promote like numbers
-// (only a higher category changes the dtype), so `2 - x` types like torch's rsub.
-Tensor number_tensor(SEXP value, const char* op, Device device) {
-  const Scalar s = scalar_arg(value, op);
-  return scalar_tensor(s, s.natural_dtype(), device);
+// The dtype the engine's promotion gives `t (op) s`, read off adding s to an empty tensor of
+// t's dtype (one element when t is 0-d: 0-d tensors promote like numbers, so the probe keeps
+// t's rank class). The engine's promotion function is internal to it.
+Tensor dtype_probe(const Tensor& t) {
+  return zeros(t.dim() == 0 ? Shape{} : Shape{0}, TensorOptions(t.dtype(), t.device()));
+}
+DType promoted(const Tensor& t, const Scalar& s) { return add(dtype_probe(t), s).dtype(); }
+DType promoted(const Tensor& a, const Tensor& b) {
+  return add(dtype_probe(a), dtype_probe(b)).dtype();
+}
+
+// A plain R number as a 0-d tensor on the other operand's device, in the dtype the two promote
+// to: 0-d tensors promote like numbers, so `2 - x` types like torch's rsub, and `0.7 - x` keeps
+// 0.7 in float64 when x is float64.
+Tensor number_tensor(const Scalar& s, const Tensor& other) {
+  return scalar_tensor(s, promoted(other, s), other.device());
+}
+
+// Note [Floor division]
+// The engine has no floor_divide, so it is composed from its ops, in the promoted dtype:
+// - floating: round((a - remainder(a, b)) / b). The numerator is a multiple of b up to
+//   rounding, so the quotient is within a rounding error of an integer; floor(a / b) instead
+//   can be one too high (1 %/% 0.1 is 9 in torch and in R, floor(1 / 0.1) is 10). Division by
+//   zero gives a / b (inf or NaN), as torch.
+// - integral: (a - remainder(a, b)) is an exact multiple of b; dividing it in float64 is exact
+//   while it stays below 2^53. A zero divisor is an error, checked before any work.
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  const DType dtype = promoted(a, b);
+  RCUDA_CHECK(dtype != DType::Bool, DTypeError,
+              "floor_divide: not supported for bool tensors (convert with to() first)");
+  if (is_floating(dtype)) {
+    const Tensor q = round(div(sub(a, remainder(a, b)), b));
+    return where(eq(b, Scalar(0.0)), div(a, b), q);
+  }
+  // An empty result divides nothing, so a zero divisor is no error (as torch); mul gives its
+  // shape and dtype.
+  if (a.numel() == 0 || b.numel() == 0) return mul(a, b);
+  RCUDA_CHECK(!item(any(eq(b, Scalar(int64_t{0})))).to_bool(), ValueError,
+              "floor_divide: integer division by zero (the divisor, of dtype ",
+              dtype_name(b.dtype()), ", holds a 0)");
+  const Tensor multiple = sub(to(a, dtype), remainder(a, b));
+  return to(div(to(multiple, DType::Float64), to(b, DType::Float64)), dtype);
+}
+
+// binary_op, plus the ops composed here.
+Tensor binary_by_name(const char* op, const Tensor& a, const Tensor& b) {
+  if (std::strcmp(op, "floor_divide") == 0) return floor_divide(a, b);
+  return binary_op(op, a, b);
 }
 
 Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& b) {
+  if (op == "floor_divide") return floor_divide(a, number_tensor(b, a));
   if (op == "add") return add(a, b);
   if (op == "sub") return sub(a, b);
   if (op == "mul") return mul(a, b);
@@ -47,18 +91,19 @@ extern "C" SEXP rc_unary(SEXP op, SEXP x) {
 extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
   RCUDA_BEGIN
   const char* name = name_of(op);
-  if (is_tensor(a) && is_tensor(b)) return wrap(binary_op(name, unwrap(a), unwrap(b)));
+  if (is_tensor(a) && is_tensor(b)) return wrap(binary_by_name(name, unwrap(a), unwrap(b)));
   if (is_tensor(a) && !is_scalar(b))
-    return wrap(binary_op(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
+    return wrap(binary_by_name(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
   if (is_tensor(b) && !is_scalar(a))
-    return wrap(binary_op(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
+    return wrap(binary_by_name(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
   if (is_tensor(a)) {
-    Tensor r = tensor_with_scalar(name, unwrap(a), scalar_arg(b, name));
+    const Scalar s = scalar_arg(b, name);
+    Tensor r = tensor_with_scalar(name, unwrap(a), s);
     if (r.defined()) return wrap(std::move(r));
-    return wrap(binary_op(name, unwrap(a), number_tensor(b, name, unwrap(a).device())));
+    return wrap(binary_by_name(name, unwrap(a), number_tensor(s, unwrap(a))));
   }
   const Tensor& t = unwrap(b);
-  return wrap(binary_op(name, number_tensor(a, name, t.device()), t));
+  return wrap(binary_by_name(name, number_tensor(scalar_arg(a, name), t), t));
   RCUDA_END
 }
 
@@ -85,8 +130,10 @@ extern "C" SEXP rc_where(SEXP condition, SEXP a, SEXP b) {
   if (is_tensor(a) && is_tensor(b)) return wrap(where(c, unwrap(a), unwrap(b)));
   if (is_tensor(a)) return wrap(where(c, unwrap(a), scalar_arg(b, "where")));
   if (is_tensor(b)) return wrap(where(c, scalar_arg(a, "where"), unwrap(b)));
-  return wrap(
-      where(c, number_tensor(a, "where", c.device()), number_tensor(b, "where", c.device())));
+  // Two numbers: each in its own dtype (float32, int64 or bool), promoted together by where.
+  const Scalar x = scalar_arg(a, "where"), y = scalar_arg(b, "where");
+  return wrap(where(c, scalar_tensor(x, x.natural_dtype(), c.device()),
+                    scalar_tensor(y, y.natural_dtype(), c.device())));
   RCUDA_END
 }
 

@@ -29,7 +29,8 @@ args <- c(
   end_dim = "last dim to flatten.", dim0 = "a dim.", dim1 = "a dim.", dims = "a permutation of the dims.",
   length = "number of elements.", index = "1-based positions.", mask = "a bool tensor.",
   type = "\\code{\"cpu\"} or \\code{\"cuda\"}, optionally with \\code{\":index\"}.",
-  seed = "a non-negative whole number."
+  seed = "a non-negative whole number.",
+  as_list = "\\code{TRUE} for one long tensor per dim instead of one row per element."
 )
 args["index"] <- "1-based positions (for \\code{torch_index_select}) or a device index (for \\code{torch_device})."
 
@@ -57,10 +58,10 @@ topics <- list(
     c("torch_abs", "torch_sign", "torch_exp", "torch_expm1", "torch_log", "torch_log1p", "torch_sqrt",
       "torch_rsqrt", "torch_sin", "torch_cos", "torch_tanh", "torch_sigmoid", "torch_relu", "torch_gelu",
       "torch_floor", "torch_ceil", "torch_round", "torch_neg", "torch_logical_not", "torch_add",
-      "torch_sub", "torch_mul", "torch_div", "torch_remainder", "torch_pow", "torch_maximum",
+      "torch_sub", "torch_mul", "torch_div", "torch_remainder", "torch_floor_divide", "torch_pow", "torch_maximum",
       "torch_minimum", "torch_eq", "torch_ne", "torch_lt", "torch_le", "torch_gt", "torch_ge",
       "torch_logical_and", "torch_logical_or", "torch_logical_xor", "torch_clamp", "torch_where"),
-    "With broadcasting and torch's type promotion. The base R operators and Math functions work on tensors too."),
+    "With broadcasting and torch's type promotion. The base R operators and Math functions work on tensors too. \\code{torch_floor_divide} (and \\code{x \\%/\\% y}) rounds toward minus infinity, as \\code{torch_remainder} (and \\code{\\%\\%}); integer division by zero is an error. \\code{torch_where(condition)} with one argument is \\code{torch_nonzero(condition, as_list = TRUE)}."),
   reductions = list("Reductions",
     c("torch_sum", "torch_mean", "torch_prod", "torch_all", "torch_any", "torch_logsumexp", "torch_max",
       "torch_min", "torch_argmax", "torch_argmin", "torch_var", "torch_std", "torch_norm", "torch_softmax",
@@ -71,8 +72,11 @@ topics <- list(
     "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}."),
   views = list("Shapes, views and selection",
     c("torch_reshape", "torch_flatten", "torch_squeeze", "torch_unsqueeze", "torch_transpose", "torch_t",
-      "torch_permute", "torch_narrow", "torch_clone", "torch_index_select", "torch_masked_select"),
-    "Dims and positions are 1-based, as in torch for R."),
+      "torch_permute", "torch_narrow", "torch_clone", "torch_index_select", "torch_masked_select",
+      "torch_nonzero"),
+    "Dims and positions are 1-based, as in torch for R, also in the indices \\code{torch_nonzero} returns."),
+  slc = list("Slices for indexing", c("slc", "N", "newaxis", ".."),
+    "\\code{x[slc(start, end, step)]} is \\code{x[start:end:step]} with values computed elsewhere: elements \\code{start} to \\code{end} inclusive, a view. Negative ends count from the end, \\code{Inf} is the end of the dim, ends past the dim are clipped and a start after the end selects nothing. In an index, \\code{N} is the size of the dim, \\code{..} stands for the dims not indexed and \\code{NULL} or \\code{newaxis} inserts a dim of size 1. Outside an index, \\code{N}, \\code{newaxis} and \\code{..} are stand-ins (1, \\code{NULL} and a marker): on R 4.2, once a package with S4 methods for \\code{[} is loaded, R evaluates index arguments before rcuda reads them."),
   as_array = list("Convert a tensor to an R array", "as_array",
     "Floating dtypes give doubles, bool gives logicals, integer dtypes give integers. \\code{as.array}, \\code{as.matrix}, \\code{as.integer}, \\code{as.double} and \\code{as.logical} work too.")
 )
@@ -83,6 +87,7 @@ if (length(missing)) stop("exports without a topic: ", paste(missing, collapse =
 
 usage_of <- function(name) {
   f <- get(name, ns)
+  if (!is.function(f)) return(if (make.names(name) == name) name else paste0("`", name, "`"))
   a <- formals(f)
   parts <- vapply(names(a), function(n) {
     if (identical(a[[n]], quote(expr = ))) n else paste(n, "=", paste(deparse(a[[n]]), collapse = ""))
@@ -98,7 +103,7 @@ dir.create("man", showWarnings = FALSE)
 for (topic in names(topics)) {
   t <- topics[[topic]]
   fns <- t[[2]]
-  arg_names <- unique(unlist(lapply(fns, function(f) names(formals(get(f, ns))))))
+  arg_names <- unique(unlist(lapply(fns, function(f) if (is.function(get(f, ns))) names(formals(get(f, ns))))))
   undocumented <- setdiff(arg_names, names(args))
   if (length(undocumented)) stop(topic, ": describe ", paste(undocumented, collapse = ", "))
   rd <- c(

@@ -7,8 +7,8 @@ test_that("indexing follows torch for R's 1-based rules", {
     expect_equal(as.array(a[2, , ]), x[2, , ])
     expect_equal(as.array(a[, , 6]), x[, , 6])
     expect_equal(as.array(a[-1, 1, 1]), x[4, 1, 1])        # negative: from the end
-    expect_equal(as.array(a[c(1, 3), 1, 1]), x[c(1, 3), 1, 1])  # evenly spaced: a slice
-    expect_equal(as.array(a[c(4, 1, 2), 1, 1]), x[c(4, 1, 2), 1, 1])  # any order: a copy
+    expect_equal(as.array(a[c(1, 3), 1, 1]), x[c(1, 3), 1, 1])
+    expect_equal(as.array(a[c(4, 1, 2), 1, 1]), x[c(4, 1, 2), 1, 1])  # any order
     expect_equal(as.array(a[1:2, seq(1, 5, by = 2), 1]), x[1:2, seq(1, 5, by = 2), 1])
     expect_equal(as.array(a[.., 2]), x[, , 2])
     expect_equal(a[1, , , drop = FALSE]$shape, c(1L, 5L, 6L))
@@ -69,4 +69,329 @@ test_that("views and shape methods", {
   expect_equal(as.array(a[1, 1, 1]), x[1, 1, 1])
   expect_error(a$view(c(5, 5)), class = "rcuda_shape_error")
   expect_error(a$nonexistent, class = "rcuda_value_error")
+})
+
+test_that("a:b in an index is an inclusive slice; a:b:s steps; negative ends count from the end", {
+  for (device in test_devices()) {
+    x <- random_array(10)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    expect_equal(as.array(a[2:5]), x[2:5])
+    expect_equal(as.array(a[1:10:2]), x[seq(1, 10, by = 2)])
+    expect_equal(as.array(a[2:9:3]), x[seq(2, 9, by = 3)])
+    expect_equal(as.array(a[-2:10]), x[9:10])
+    expect_equal(as.array(a[1:(-7)]), x[1:4])
+    expect_equal(as.array(a[-3:-1]), x[8:10])
+    expect_equal(as.array(a[(2):(4)]), x[2:4])
+    expect_equal(as.array(a[0:3]), x[1:3])      # start 0 is the first element, as slc()
+    expect_equal(as.array(a[8:20]), x[8:10])    # past the end: clipped
+    expect_equal(a[5:1]$shape, 0L)              # a start after the end selects nothing
+    i <- 3
+    j <- 6
+    expect_equal(as.array(a[i:j]), x[i:j])
+    expect_equal(as.array(a[c(1:3, 7)]), x[c(1:3, 7)])  # `:` inside other calls is R's
+    m <- random_array(6, 7)
+    b <- torch_tensor(m, dtype = torch_double(), device = device)
+    expect_equal(as.array(b[2:5:2, -3:-1]), m[c(2, 4), 5:7])
+    expect_equal(as.array(b[, 1:7:3]), m[, c(1, 4, 7)])
+  }
+})
+
+test_that("N is the size of the dim it indexes", {
+  x <- random_array(5, 8)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_equal(as.array(a[2:N, 1]), x[2:5, 1])
+  expect_equal(as.array(a[1, 2:N]), x[1, 2:8])
+  expect_equal(as.array(a[N, N]), x[5, 8])
+  expect_equal(as.array(a[.., (N - 2):N]), x[, 6:8])
+  expect_equal(as.array(a[1:N:2, N]), x[c(1, 3, 5), 8])
+})
+
+test_that("slices are views and vectors are copies, as torch for R", {
+  x <- random_array(6)
+  a <- torch_tensor(x, dtype = torch_double())
+  v <- a[2:4]
+  v$fill_(0)
+  x[2:4] <- 0
+  expect_equal(as.array(a), x)
+  w <- a[c(5, 6)]
+  w$fill_(1)
+  expect_equal(as.array(a), x)  # unchanged
+})
+
+test_that("slc() builds the slice a:b:s does", {
+  x <- random_array(10, 10)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_equal(as.array(a[slc(start = 1, end = 5, step = 2), ]), x[seq(1, 5, by = 2), ])
+  expect_equal(as.array(a[slc(1, 5, 2), slc(1, 5, 2)]), x[seq(1, 5, by = 2), seq(1, 5, by = 2)])
+  expect_equal(as.array(a[slc(2, Inf), 1]), x[2:10, 1])
+  s <- slc(3, -1)
+  expect_equal(as.array(a[s, s]), x[3:10, 3:10])
+  expect_output(print(slc(1, 3, 5)), "<slice 1:3:5>")
+  expect_error(slc(1, 5, 0), "slc: step must be a whole number of at least 1, got 0", class = "rcuda_index_error")
+  expect_error(slc(NA, 5), "slc: start must be a single number", class = "rcuda_index_error")
+  expect_error(a[1:5:-1, ], "step must be a whole number of at least 1, got -1", class = "rcuda_index_error")
+  expect_error(suppressWarnings(a[1:c(5, 6), ]), "index a:b: end must be a single number, got c\\(5, 6\\)",
+               class = "rcuda_index_error")
+})
+
+test_that("`..` stands for the dims not indexed", {
+  x <- random_array(3, 4, 5, 2)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_equal(as.array(a[1, ..]), x[1, , , ])
+  expect_equal(as.array(a[1, 2, ..]), x[1, 2, , ])
+  expect_equal(as.array(a[.., 1]), x[, , , 1])
+  expect_equal(as.array(a[.., 2, 1]), x[, , 2, 1])
+  expect_equal(as.array(a[2, .., 1]), x[2, , , 1])
+  expect_equal(as.array(a[1, 2, 3, .., 1]), x[1, 2, 3, 1])  # `..` may stand for no dim
+  expect_equal(a[..]$shape, c(3L, 4L, 5L, 2L))
+  v <- torch_randn(10)
+  expect_equal(as.array(v[1:5, ..]), as.array(v[1:5]))
+  expect_error(a[.., 1, ..], "only one `..`", class = "rcuda_index_error")
+})
+
+test_that("NULL and newaxis insert a dim of size 1", {
+  x <- random_array(10)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_equal(a[, NULL]$shape, c(10L, 1L))
+  expect_equal(a[NULL, , NULL]$shape, c(1L, 10L, 1L))
+  expect_equal(a[NULL, , NULL, NULL]$shape, c(1L, 10L, 1L, 1L))
+  expect_equal(a[, newaxis]$shape, c(10L, 1L))
+  expect_equal(a[newaxis, , newaxis]$shape, c(1L, 10L, 1L))
+  expect_equal(as.vector(as.array(a[newaxis, 2:4])), x[2:4])
+  m <- random_array(3, 4)
+  b <- torch_tensor(m, dtype = torch_double())
+  expect_equal(as.array(b[, newaxis, 2]), matrix(m[, 2], 3, 1))
+  expect_equal(b[.., NULL]$shape, c(3L, 4L, 1L))
+})
+
+test_that("uneven vectors, logicals and negatives select as base R, per dim", {
+  for (device in test_devices()) {
+    x <- random_array(5, 6, 4)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    expect_equal(as.array(a[c(5, 1, 2), c(6, 2), 3]), x[c(5, 1, 2), c(6, 2), 3])
+    expect_equal(as.array(a[c(1, 1, 4), 1, ]), x[c(1, 1, 4), 1, ])  # repeats
+    expect_equal(as.array(a[c(-1, -5), 2, 2]), x[c(5, 1), 2, 2])   # from the end
+    lg <- c(TRUE, FALSE, TRUE, TRUE, FALSE, FALSE)
+    expect_equal(as.array(a[, lg, 1]), x[, lg, 1])
+    expect_equal(as.array(a[c(TRUE, FALSE, TRUE, FALSE, TRUE), lg, c(FALSE, TRUE, TRUE, FALSE)]),
+                 x[c(TRUE, FALSE, TRUE, FALSE, TRUE), lg, c(FALSE, TRUE, TRUE, FALSE)])
+    expect_equal(a[integer(0), , 1]$shape, c(0L, 6L))
+    expect_equal(a[c(FALSE, FALSE, FALSE, FALSE, FALSE), 1, 1]$shape, 0L)
+  }
+})
+
+test_that("long tensors index like vectors, 0-d ones like numbers", {
+  x <- random_array(4, 5)
+  a <- torch_tensor(x, dtype = torch_double())
+  i <- torch_tensor(c(3, 1, -1), dtype = torch_long())
+  expect_equal(as.array(a[i, 2]), x[c(3, 1, 4), 2])
+  expect_equal(as.array(a[i, i]), x[c(3, 1, 4), c(3, 1, 5)])
+  one <- torch_tensor(2, dtype = torch_long())
+  expect_equal(a[one, one]$shape, c(1L, 1L))   # a 1-element vector keeps its dim
+  s <- torch_scalar_tensor(2, dtype = torch_long())
+  expect_equal(as.array(a[s, s]), x[2, 2])     # a 0-d tensor drops it
+  k <- torch_tensor(matrix(c(1, 2, 4, 3), 2), dtype = torch_long())
+  expect_equal(a[k, 1]$shape, c(2L, 2L))       # a k-d index puts its shape in place of the dim
+  expect_equal(as.array(a[k, 1]), matrix(x[c(1, 2, 4, 3), 1], 2))
+  expect_equal(a[, k]$shape, c(4L, 2L, 2L))
+  expect_error(a[torch_tensor(c(1, 0), dtype = torch_long()), ], "indices start at 1; got 0 for dim 1",
+               class = "rcuda_index_error")
+  expect_error(a[torch_tensor(c(1, 2)), ], "index tensors must be long \\(int64\\) or bool, got float32 for dim 1",
+               class = "rcuda_index_error")
+  expect_error(a[, torch_tensor(c(1L, 9L))], "index 9 is out of range for dim 2 of size 5",
+               class = "rcuda_index_error")
+})
+
+test_that("bool tensors select over as many dims as they have", {
+  for (device in test_devices()) {
+    x <- random_array(3, 4, 5)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    expect_equal(as.array(a[a > 0]), aperm(x, 3:1)[aperm(x, 3:1) > 0])  # row-major order
+    # masks with at least two TRUEs, so that base R's reference keeps its dims
+    m <- matrix(sample(rep(c(TRUE, FALSE), 6)), 3)
+    mask <- torch_tensor(m, device = device)
+    # rows of the result are the (i, j) with m[i, j], row-major, each holding x[i, j, ]
+    ij <- which(t(m), arr.ind = TRUE)[, 2:1, drop = FALSE]
+    expected <- t(apply(ij, 1, function(p) x[p[1], p[2], ]))
+    expect_equal(as.array(a[mask]), unname(expected))
+    expect_equal(as.array(a[mask, 2]), unname(expected[, 2]))
+    v <- sample(c(TRUE, TRUE, FALSE, FALSE))
+    expect_equal(as.array(a[2, torch_tensor(v, device = device), ]), x[2, v, ])
+    w <- sample(c(TRUE, TRUE, TRUE, FALSE, FALSE))
+    expect_equal(as.array(a[.., torch_tensor(w, device = device)]), x[, , w])
+    expect_error(a[mask, 1, 1], "too many indices", class = "rcuda_index_error")
+    expect_error(a[torch_tensor(c(TRUE, FALSE)), ], "bool index of shape \\[2\\] does not match dims 1 to 1 of shape \\[3\\]",
+                 class = "rcuda_index_error")
+  }
+  expect_error(torch_ones(3)[torch_scalar_tensor(TRUE)], "0-d bool tensor", class = "rcuda_index_error")
+})
+
+test_that("bad indices are rcuda_index_errors naming the dim and the value", {
+  a <- torch_ones(3, 4)
+  expect_error(a[1, 5], "index 5 is out of range for dim 2 of size 4", class = "rcuda_index_error")
+  expect_error(a[c(1, 0), 1], "indices start at 1; got 0 for dim 1", class = "rcuda_index_error")
+  expect_error(a[c(1, NA), 1], "without NA \\(dim 1\\)", class = "rcuda_index_error")
+  expect_error(a[c(TRUE, NA, FALSE), 1], "logical index for dim 1 holds NA", class = "rcuda_index_error")
+  expect_error(a[c(TRUE, FALSE), 1], "logical index of length 2 for dim 1 of size 3", class = "rcuda_index_error")
+  expect_error(a["a", 1], "unsupported index for dim 1: character", class = "rcuda_index_error")
+  expect_error(a[list(1), 1], "unsupported index for dim 1: list", class = "rcuda_index_error")
+  expect_error(a[1, 1, 1], "too many indices \\(3\\) for a 2-d tensor", class = "rcuda_index_error")
+  expect_error(a[-4, 1], "index -4 is out of range for dim 1 of size 3", class = "rcuda_index_error")
+  expect_error(a[if (N > 1) NULL else 1, 1], "an index that uses N must index one dim", class = "rcuda_index_error")
+  expect_error(torch_ones(0)[1], "index 1 is out of range for dim 1 of size 0", class = "rcuda_index_error")
+})
+
+test_that("x[] is all of x, also for 0-d tensors", {
+  s <- torch_scalar_tensor(2, dtype = torch_double())
+  s[] <- 5
+  expect_identical(as.array(s), 5)
+  expect_error(s[1], "too many indices \\(1\\) for a 0-d tensor", class = "rcuda_index_error")
+  x <- random_array(3)
+  v <- torch_zeros(3, dtype = torch_double())
+  v[] <- x
+  expect_identical(as.array(v[]), x)
+})
+
+test_that("indexing empty tensors", {
+  e <- torch_zeros(0, 3)
+  expect_equal(e[, 2]$shape, 0L)
+  expect_equal(e[1:N, 2:3]$shape, c(0L, 2L))
+  expect_equal(e[e > 0]$shape, 0L)
+  expect_equal(e[.., NULL]$shape, c(0L, 3L, 1L))
+})
+
+test_that("assignment through uneven vectors writes where base R writes", {
+  for (device in test_devices()) {
+    x <- random_array(8)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    a[c(1, 4, 5)] <- 0
+    x[c(1, 4, 5)] <- 0
+    expect_equal(as.array(a), x)
+    a[c(-1, 2)] <- c(7.25, -3.5)     # negative: from the end
+    x[c(8, 2)] <- c(7.25, -3.5)
+    expect_equal(as.array(a), x)
+    m <- random_array(5, 4)
+    b <- torch_tensor(m, dtype = torch_double(), device = device)
+    v <- rnorm(2)
+    b[c(3, 1), 2] <- v
+    m[c(3, 1), 2] <- v
+    expect_identical(as.array(b), m)  # R doubles reach a float64 tensor unrounded
+    w <- matrix(rnorm(6), 3)
+    b[c(5, 1, 2), c(4, 1)] <- w
+    m[c(5, 1, 2), c(4, 1)] <- w
+    expect_equal(as.array(b), m)
+    b[c(2, 4), ] <- torch_tensor(1:4, dtype = torch_double(), device = device)  # broadcast along rows
+    m[c(2, 4), ] <- rep(1:4, each = 2)
+    expect_equal(as.array(b), m)
+    lg <- c(TRUE, FALSE, FALSE, TRUE)
+    b[1, lg] <- -1
+    m[1, lg] <- -1
+    expect_equal(as.array(b), m)
+    b[torch_tensor(c(4, 2), dtype = torch_long(), device = device), 3] <- c(10, 20)
+    m[c(4, 2), 3] <- c(10, 20)
+    expect_equal(as.array(b), m)
+  }
+})
+
+test_that("assignment keeps the tensor's dtype", {
+  for (dtype in list(torch_float(), torch_double(), torch_int(), torch_long(), torch_uint8())) {
+    x <- sample(0:100, 12)
+    a <- torch_tensor(x, dtype = dtype)
+    a[c(6, 2, 11)] <- c(1L, 2L, 3L)
+    x[c(6, 2, 11)] <- c(1L, 2L, 3L)
+    a[c(1, 12)] <- 9
+    x[c(1, 12)] <- 9L
+    expect_true(a$dtype == dtype)
+    expect_equal(as.array(a), x)
+  }
+  f <- torch_tensor(c(TRUE, FALSE, TRUE, FALSE))
+  f[c(4, 1)] <- c(TRUE, FALSE)
+  expect_identical(as.array(f), c(FALSE, FALSE, TRUE, TRUE))
+  i <- torch_tensor(1:4)
+  i[c(2, 4)] <- c(2.9, -2.9)  # into integers: truncated, as a copy to int64 does
+  expect_identical(as.array(i), c(1L, 2L, 3L, -2L))
+})
+
+test_that("masks, slices, N, `..` and new axes in assignment", {
+  for (device in test_devices()) {
+    x <- random_array(4, 5, 3)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    a[a > 1] <- 1
+    x[x > 1] <- 1
+    expect_equal(as.array(a), x)
+    n <- sum(x < -0.5)
+    v <- rnorm(n)
+    a[a < -0.5] <- torch_tensor(v, dtype = torch_double(), device = device)  # row-major order
+    xt <- aperm(x, 3:1)
+    xt[xt < -0.5] <- v
+    x <- aperm(xt, 3:1)
+    expect_equal(as.array(a), x)
+    m <- x[, , 2] > 0
+    a[torch_tensor(m, device = device)] <- 0  # a mask over the leading dims
+    x[array(m, c(4, 5, 3))] <- 0
+    expect_equal(as.array(a), x)
+    a[2:N:2, 1, ] <- 5
+    x[c(2, 4), 1, ] <- 5
+    expect_equal(as.array(a), x)
+    a[.., 3] <- -2
+    x[, , 3] <- -2
+    expect_equal(as.array(a), x)
+    a[1, c(5, 1), NULL, ] <- 8
+    x[1, c(5, 1), ] <- 8
+    expect_equal(as.array(a), x)
+  }
+})
+
+test_that("assignment into a non-contiguous view writes into its base", {
+  x <- random_array(3, 4)
+  a <- torch_tensor(x, dtype = torch_double())
+  t <- a$t()
+  t[c(4, 1), 3] <- c(-1, -2)
+  x[3, c(4, 1)] <- c(-1, -2)
+  expect_equal(as.array(a), x)
+  s <- a[, 1:N:2]
+  s[c(3, 1), 2] <- 9
+  x[c(3, 1), 3] <- 9
+  expect_equal(as.array(a), x)
+})
+
+test_that("a value with extra leading size-1 dims fits, as torch", {
+  a <- torch_zeros(2, 2)
+  a[1, 1] <- torch_tensor(5)
+  a[2, ] <- torch_ones(1, 1, 2)
+  expect_equal(as.array(a), matrix(c(5, 1, 0, 1), 2))
+  a[c(2, 1), 2] <- torch_tensor(matrix(c(3, 4), 1))
+  expect_equal(as.array(a), matrix(c(5, 1, 4, 3), 2))
+})
+
+test_that("empty selections and bad values in assignment", {
+  a <- torch_ones(3, 4)
+  a[integer(0), 2] <- 5
+  a[a > 2] <- torch_zeros(0)
+  expect_equal(as.array(a), matrix(1, 3, 4))
+  expect_error(a[c(1, 3), 1] <- c(1, 2, 3),
+               "`\\[<-`: a value of shape \\[3\\] cannot be assigned to a selection of shape \\[2\\]",
+               class = "rcuda_shape_error")
+  expect_error(a[1:2, 1] <- torch_ones(3), "selection of shape \\[2\\]", class = "rcuda_shape_error")
+  expect_error(a[c(3, 1), ] <- torch_ones(3, 4), "value of shape \\[3, 4\\] cannot be assigned to a selection of shape \\[2, 4\\]",
+               class = "rcuda_shape_error")
+  expect_error(a[1, 1] <- "b", "value must be a tensor, a number or a numeric or logical vector, got character",
+               class = "rcuda_value_error")
+  expect_error(a[5, 1] <- 0, "index 5 is out of range for dim 1 of size 3", class = "rcuda_index_error")
+  expect_equal(as.array(a), matrix(1, 3, 4))
+})
+
+test_that("N, newaxis and `..` work when R evaluates index arguments first (S4 methods for `[`)", {
+  skip_if_not_installed("diffobj")
+  loadNamespace("diffobj")  # defines S4 methods for `[`; on R 4.2 tensors are S4 objects
+  x <- random_array(4, 6)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_equal(as.array(a[2:N, 1]), x[2:4, 1])
+  expect_equal(as.array(a[.., N]), x[, 6])
+  expect_equal(a[, newaxis, 1]$shape, c(4L, 1L))
+  a[.., 2:N] <- 0
+  x[, 2:6] <- 0
+  expect_equal(as.array(a), x)
+  expect_equal(N, 1L)  # outside an index, a stand-in
+  expect_null(newaxis)
 })

@@ -76,3 +76,90 @@ test_that("shape mismatches raise rcuda_shape_error with the engine's message", 
   expect_s3_class(err, c("rcuda_shape_error", "rcuda_error", "error", "condition"))
   expect_match(conditionMessage(err), "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)", fixed = TRUE)
 })
+
+test_that("%/% floors as base R on doubles, with tensors or numbers on either side", {
+  for (device in test_devices()) {
+    x <- random_array(4, 5) * 10
+    y <- random_array(4, 5)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    b <- torch_tensor(y, dtype = torch_double(), device = device)
+    expect_equal(as.array(a %/% b), x %/% y)
+    expect_equal(as.array(a %/% 0.7), x %/% 0.7)
+    expect_equal(as.array(a %/% -0.7), x %/% -0.7)
+    expect_equal(as.array(3.3 %/% b), 3.3 %/% y)
+    r <- rnorm(5)
+    expect_equal(as.array(a %/% r), sweep(x, 2, r, "%/%"))  # an R vector broadcasts
+    expect_equal(as.array(torch_floor_divide(a, b)), x %/% y)
+    expect_equal(as.array(a$floor_divide(b)), x %/% y)
+    # floor and remainder agree: a == (a %/% b) * b + a %% b
+    expect_equal(as.array((a %/% b) * b + a %% b), x)
+    expect_true((a %/% b)$dtype == torch_double())
+    expect_true((torch_tensor(x, device = device) %/% 2)$dtype == torch_float())
+    # floor(1 / 0.1) would be 10; the exact quotient is below 10
+    expect_equal(as.array(torch_tensor(1, dtype = torch_double(), device = device) %/% 0.1), 1 %/% 0.1)
+  }
+})
+
+test_that("%/% of integer tensors stays integral and floors negative quotients", {
+  for (device in test_devices()) {
+    x <- sample(-50:50, 24, replace = TRUE)
+    y <- sample(c(-7:-1, 1:7), 24, replace = TRUE)
+    for (dtype in list(torch_long(), torch_int())) {
+      a <- torch_tensor(x, dtype = dtype, device = device)
+      b <- torch_tensor(y, dtype = dtype, device = device)
+      expect_identical(as.array(a %/% b), x %/% y)
+      expect_identical(as.array(a %/% 3L), x %/% 3L)
+      expect_identical(as.array(-17L %/% b), -17L %/% y)
+      expect_true((a %/% b)$dtype == dtype)
+      expect_true((a %/% 3L)$dtype == dtype)
+    }
+    i <- torch_tensor(x, device = device)
+    expect_true((i %/% 2)$dtype == torch_float())  # a double divisor, as torch
+    expect_equal(as.array(i %/% 2), x %/% 2)
+    u <- torch_tensor(c(0L, 7L, 200L, 255L), dtype = torch_uint8(), device = device)
+    expect_identical(as.array(u %/% 4L), c(0L, 7L, 200L, 255L) %/% 4L)
+    # mixed widths promote: int32 by int64 gives int64
+    expect_true((torch_tensor(x, dtype = torch_int(), device = device) %/% torch_tensor(y, device = device))$dtype == torch_long())
+  }
+})
+
+test_that("%/% by zero: inf or NaN for floating dtypes, an rcuda error for integers", {
+  for (device in test_devices()) {
+    x <- c(-2.5, 0, 3)
+    a <- torch_tensor(x, dtype = torch_double(), device = device)
+    expect_identical(as.array(a %/% 0), x %/% 0)
+    expect_identical(as.array(a %/% torch_zeros(3, dtype = torch_double(), device = device)), x %/% 0)
+    i <- torch_tensor(c(5L, -3L), device = device)
+    expect_error(i %/% 0L, class = "rcuda_value_error")
+    expect_error(i %/% torch_tensor(c(1L, 0L), device = device), "floor_divide: integer division by zero")
+    expect_error(torch_floor_divide(i, torch_tensor(0L, dtype = torch_int(), device = device)),
+                 "divisor, of dtype int32, holds a 0")
+    expect_error(torch_tensor(c(TRUE, FALSE)) %/% torch_tensor(c(TRUE, TRUE)),
+                 "floor_divide: not supported for bool tensors", class = "rcuda_dtype_error")
+  }
+})
+
+test_that("%/% on empty tensors and broadcast shapes", {
+  e <- torch_zeros(0, 3, dtype = torch_double()) %/% torch_ones(3, dtype = torch_double())
+  expect_equal(e$shape, c(0L, 3L))
+  z <- torch_tensor(integer(0)) %/% 0L  # nothing is divided, so no division by zero
+  expect_equal(z$shape, 0L)
+  expect_true(z$dtype == torch_long())
+  x <- random_array(3, 1)
+  y <- random_array(1, 4)
+  out <- torch_tensor(x, dtype = torch_double()) %/% torch_tensor(y, dtype = torch_double())
+  expect_equal(as.array(out), outer(as.vector(x), as.vector(y), "%/%"))
+  expect_error(torch_ones(2, 3) %/% torch_ones(4), class = "rcuda_shape_error")
+})
+
+test_that("a number on the left keeps its precision and promotes as torch", {
+  x <- random_array(6)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_identical(as.array(0.7 - a), 0.7 - x)
+  expect_identical(as.array(0.3 / a), 0.3 / x)
+  expect_identical(as.array(torch_maximum(a, 0.1)), pmax(x, 0.1))
+  i <- torch_tensor(1:4)
+  expect_true((2.5 - i)$dtype == torch_float())
+  expect_true((2L - i)$dtype == torch_long())
+  expect_true((2.5 - torch_tensor(x, dtype = torch_float16()))$dtype == torch_float16())
+})
