@@ -30,6 +30,8 @@ args <- c(
   length = "number of elements.", index = "1-based positions.", mask = "a bool tensor.",
   type = "\\code{\"cpu\"} or \\code{\"cuda\"}, optionally with \\code{\":index\"}.",
   seed = "a non-negative whole number.",
+  gpu_checks = "launch work on each GPU (a context, a kernel, a GEMM, a convolution, copies).",
+  y = "a tensor or an R matrix (which takes the other operand's dtype and device).",
   as_list = "\\code{TRUE} for one long tensor per dim instead of one row per element."
 )
 args["index"] <- "1-based positions (for \\code{torch_index_select}) or a device index (for \\code{torch_device})."
@@ -52,8 +54,9 @@ topics <- list(
   cuda = list("CUDA devices and memory",
     c("cuda_is_available", "cuda_device_count", "cuda_current_device", "cuda_synchronize",
       "cuda_get_device_capability", "cuda_get_device_name", "cuda_runtime_version",
-      "cuda_memory_stats", "cuda_empty_cache", "backends_cudnn_version"),
-    "They work without a GPU: counts are 0 and device-specific calls raise \\code{rcuda_device_error}. Tensors no longer referenced from R are freed by R's garbage collector; rcuda runs it when new GPU tensors pass \\code{getOption(\"rcuda.gc_threshold\", 0.25)} of device memory and when an allocation fails."),
+      "cuda_memory_stats", "cuda_empty_cache", "backends_cudnn_is_available", "backends_cudnn_version",
+      "cuda_doctor"),
+    "They work without a GPU: counts are 0 and device-specific calls raise \\code{rcuda_device_error}. Tensors no longer referenced from R are freed by R's garbage collector; rcuda runs it when new GPU tensors pass \\code{getOption(\"rcuda.gc_threshold\", 0.25)} of device memory and when an allocation fails. \\code{backends_cudnn_version()} is the version of the cuDNN library found at run time, as a \\code{numeric_version} (an \\code{rcuda_device_error} where there is no GPU or no cuDNN). \\code{cuda_doctor()} runs the checks of \\code{rcuda doctor} and returns a data frame (id, title, status PASS/WARN/FAIL/SKIP, detail, fix, device) whose attributes \\code{system}, \\code{libraries} and \\code{devices} describe the machine."),
   math = list("Elementwise math",
     c("torch_abs", "torch_sign", "torch_exp", "torch_expm1", "torch_log", "torch_log1p", "torch_sqrt",
       "torch_rsqrt", "torch_sin", "torch_cos", "torch_tanh", "torch_sigmoid", "torch_relu", "torch_gelu",
@@ -68,15 +71,15 @@ topics <- list(
       "torch_log_softmax", "torch_cumsum"),
     "Dims are 1-based; indices returned by max, min, argmax and argmin are 1-based."),
   linalg = list("Matrix products and joins",
-    c("torch_matmul", "torch_mm", "torch_bmm", "torch_cat", "torch_stack"),
-    "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}."),
+    c("torch_matmul", "torch_mm", "torch_bmm", "torch_cat", "torch_stack", "%*%"),
+    "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}. On R 4.3 and later it is a \\code{matrixOps} method; R 4.2 cannot dispatch \\code{\\%*\\%} on an S3 class, so there rcuda exports a \\code{\\%*\\%} that masks base's and passes every product without a tensor to \\code{base::\\%*\\%}."),
   views = list("Shapes, views and selection",
     c("torch_reshape", "torch_flatten", "torch_squeeze", "torch_unsqueeze", "torch_transpose", "torch_t",
       "torch_permute", "torch_narrow", "torch_clone", "torch_index_select", "torch_masked_select",
       "torch_nonzero"),
     "Dims and positions are 1-based, as in torch for R, also in the indices \\code{torch_nonzero} returns."),
   slc = list("Slices for indexing", c("slc", "N", "newaxis", ".."),
-    "\\code{x[slc(start, end, step)]} is \\code{x[start:end:step]} with values computed elsewhere: elements \\code{start} to \\code{end} inclusive, a view. Negative ends count from the end, \\code{Inf} is the end of the dim, ends past the dim are clipped and a start after the end selects nothing. In an index, \\code{N} is the size of the dim, \\code{..} stands for the dims not indexed and \\code{NULL} or \\code{newaxis} inserts a dim of size 1. Outside an index, \\code{N}, \\code{newaxis} and \\code{..} are stand-ins (1, \\code{NULL} and a marker): on R 4.2, once a package with S4 methods for \\code{[} is loaded, R evaluates index arguments before rcuda reads them."),
+    "\\code{x[slc(start, end, step)]} is \\code{x[start:end:step]} with values computed elsewhere: elements \\code{start} to \\code{end} inclusive, a view. Negative ends count from the end, \\code{Inf} is the end of the dim, ends past the dim are clipped and a start after the end selects nothing. In an index, \\code{N} is the size of the dim, \\code{..} stands for the dims not indexed and \\code{NULL} or \\code{newaxis} inserts a dim of size 1. Outside an index, \\code{N}, \\code{newaxis} and \\code{..} are stand-ins (1, \\code{NULL} and a marker), so that an index evaluated before rcuda reads it still works."),
   as_array = list("Convert a tensor to an R array", "as_array",
     "Floating dtypes give doubles, bool gives logicals, integer dtypes give integers. \\code{as.array}, \\code{as.matrix}, \\code{as.integer}, \\code{as.double} and \\code{as.logical} work too.")
 )
@@ -86,6 +89,7 @@ missing <- setdiff(exports, documented)
 if (length(missing)) stop("exports without a topic: ", paste(missing, collapse = ", "))
 
 usage_of <- function(name) {
+  if (name == "%*%") return("x %*% y")
   f <- get(name, ns)
   if (!is.function(f)) return(if (make.names(name) == name) name else paste0("`", name, "`"))
   a <- formals(f)
@@ -94,9 +98,6 @@ usage_of <- function(name) {
   }, character(1))
   paste0(name, "(", paste(parts, collapse = ", "), ")")
 }
-# %*% is an S4 method on R 4.2 (zzz.R); R CMD check wants its signatures documented.
-s4_aliases <- c("\\alias{rcuda_tensor-class}", paste0("\\alias{\\%*\\%,", c("rcuda_tensor,ANY",
-  "ANY,rcuda_tensor", "rcuda_tensor,rcuda_tensor"), "-method}"))
 escape <- function(s) gsub("%", "\\\\%", s)
 
 dir.create("man", showWarnings = FALSE)
@@ -108,8 +109,7 @@ for (topic in names(topics)) {
   if (length(undocumented)) stop(topic, ": describe ", paste(undocumented, collapse = ", "))
   rd <- c(
     paste0("\\name{", topic, "}"),
-    paste0("\\alias{", fns, "}"),
-    if (topic == "linalg") s4_aliases,
+    paste0("\\alias{", escape(fns), "}"),
     paste0("\\title{", t[[1]], "}"),
     "\\usage{", escape(vapply(fns, usage_of, character(1))), "}",
     if (length(arg_names)) c("\\arguments{", paste0("\\item{", escape(arg_names), "}{", args[arg_names], "}"), "}"),
