@@ -11,16 +11,8 @@ namespace {
 
 const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 
-// The dtype the engine's promotion gives `t (op) s`, read off adding s to an empty tensor of
-// t's dtype (one element when t is 0-d: 0-d tensors promote like numbers, so the probe keeps
-// t's rank class). The engine's promotion function is internal to it.
-Tensor dtype_probe(const Tensor& t) {
-  return zeros(t.dim() == 0 ? Shape{} : Shape{0}, TensorOptions(t.dtype(), t.device()));
-}
-DType promoted(const Tensor& t, const Scalar& s) { return add(dtype_probe(t), s).dtype(); }
-DType promoted(const Tensor& a, const Tensor& b) {
-  return add(dtype_probe(a), dtype_probe(b)).dtype();
-}
+DType promoted(const Tensor& t, const Scalar& s) { return result_type(t, s); }
+DType promoted(const Tensor& a, const Tensor& b) { return result_type(a, b); }
 
 // A plain R number as a 0-d tensor on the other operand's device, in the dtype the two promote
 // to: 0-d tensors promote like numbers, so `2 - x` types like torch's rsub, and `0.7 - x` keeps

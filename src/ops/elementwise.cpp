@@ -323,6 +323,9 @@ const Tensor& mul_(const Tensor& self, const Tensor& other) {
   return binary_inplace(BinaryOp::Mul, "mul_", self, other);
 }
 
+DType result_type(const Tensor& a, const Tensor& b) { return ops::result_type({a, b}); }
+DType result_type(const Tensor& a, const Scalar& b) { return ops::result_type({a}, {b}); }
+
 Tensor unary_op(const char* name, const Tensor& x) { return unary(name, x); }
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   const BinaryInfo& info = binary_info(name);

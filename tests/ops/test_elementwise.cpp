@@ -739,6 +739,31 @@ TEST(Promotion, MixedDtypesEveryPair) {
   }
 }
 
+TEST(Promotion, ResultTypeIsTheDtypeTheOpsGive) {
+  // The public result_type against torch's rules, spelled out (the same cases as Table).
+  const Tensor i32 = tensor_of({1}, {1}, DType::Int32), f16 = tensor_of({1}, {1}, DType::Float16);
+  const Tensor b = tensor_of({1}, {1}, DType::Bool), i64_0d = tensor_of({5}, {}, DType::Int64);
+  EXPECT_EQ(result_type(i32, f16), DType::Float16);
+  EXPECT_EQ(result_type(i32, Scalar(2.5)), DType::Float32);
+  EXPECT_EQ(result_type(f16, Scalar(2.5)), DType::Float16);
+  EXPECT_EQ(result_type(b, Scalar(int64_t{1})), DType::Int64);
+  EXPECT_EQ(result_type(i32, i64_0d), DType::Int32);
+  EXPECT_EQ(result_type(i64_0d, Scalar(2.5)), DType::Float32);
+  EXPECT_EQ(result_type(tensor_of({1}, {2}, DType::Float32), tensor_of({1}, {}, DType::Float64)),
+            DType::Float32);
+  EXPECT_EQ(result_type(i32, tensor_of({1}, {}, DType::Float64)), DType::Float64);
+  // Every pair of dimensioned tensors: promote_types, as the ops compute.
+  for (DType da : all_dtypes()) {
+    for (DType db : all_dtypes()) {
+      const Tensor a = Tensor::empty({2}, da), c = Tensor::empty({2}, db);
+      EXPECT_EQ(result_type(a, c), promote_types(da, db));
+      if (da != DType::Bool && db != DType::Bool) {
+        EXPECT_EQ(result_type(a, c), mul(a, c).dtype());
+      }
+    }
+  }
+}
+
 TEST(Promotion, AlphaComputesInThePromotedDtype) {
   // torch: add(int32 [1], uint8 [200], alpha=2) == int32 [401]; alpha * other is part of the
   // one promoted computation, not a separate op in other's dtype.

@@ -74,6 +74,11 @@ Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 const Tensor& mul_(const Tensor& self, const Tensor& other);
 
+// The dtype `a (op) b` gives, by torch's rules (torch.result_type; Note [Type promotion] in
+// src/ops/ops_util.h): for bindings that build a number's tensor or compose ops.
+DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, const Scalar& b);
+
 // The general entry points the named functions use, for bindings that map names to ops.
 Tensor unary_op(const char* name, const Tensor& x);
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
