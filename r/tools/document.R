@@ -31,7 +31,6 @@ args <- c(
   type = "\\code{\"cpu\"} or \\code{\"cuda\"}, optionally with \\code{\":index\"}.",
   seed = "a non-negative whole number.",
   gpu_checks = "launch work on each GPU (a context, a kernel, a GEMM, a convolution, copies).",
-  y = "a tensor or an R matrix (which takes the other operand's dtype and device).",
   as_list = "\\code{TRUE} for one long tensor per dim instead of one row per element."
 )
 args["index"] <- "1-based positions (for \\code{torch_index_select}) or a device index (for \\code{torch_device})."
@@ -71,8 +70,8 @@ topics <- list(
       "torch_log_softmax", "torch_cumsum"),
     "Dims are 1-based; indices returned by max, min, argmax and argmin are 1-based."),
   linalg = list("Matrix products and joins",
-    c("torch_matmul", "torch_mm", "torch_bmm", "torch_cat", "torch_stack", "%*%"),
-    "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}. On R 4.3 and later it is a \\code{matrixOps} method; R 4.2 cannot dispatch \\code{\\%*\\%} on an S3 class, so there rcuda exports a \\code{\\%*\\%} that masks base's and passes every product without a tensor to \\code{base::\\%*\\%}."),
+    c("torch_matmul", "torch_mm", "torch_bmm", "torch_cat", "torch_stack"),
+    "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}: a \\code{matrixOps} method on R 4.3 and later, an S4 method for the class on R 4.2 (which dispatches \\code{\\%*\\%} only on S4 objects)."),
   views = list("Shapes, views and selection",
     c("torch_reshape", "torch_flatten", "torch_squeeze", "torch_unsqueeze", "torch_transpose", "torch_t",
       "torch_permute", "torch_narrow", "torch_clone", "torch_index_select", "torch_masked_select",
@@ -89,7 +88,6 @@ missing <- setdiff(exports, documented)
 if (length(missing)) stop("exports without a topic: ", paste(missing, collapse = ", "))
 
 usage_of <- function(name) {
-  if (name == "%*%") return("x %*% y")
   f <- get(name, ns)
   if (!is.function(f)) return(if (make.names(name) == name) name else paste0("`", name, "`"))
   a <- formals(f)
@@ -98,6 +96,9 @@ usage_of <- function(name) {
   }, character(1))
   paste0(name, "(", paste(parts, collapse = ", "), ")")
 }
+# %*% is an S4 method on R 4.2 (zzz.R); R CMD check wants its signatures documented.
+s4_aliases <- c("\\alias{rcuda_tensor-class}", paste0("\\alias{\\%*\\%,", c("rcuda_tensor,ANY",
+  "ANY,rcuda_tensor", "rcuda_tensor,rcuda_tensor"), "-method}"))
 escape <- function(s) gsub("%", "\\\\%", s)
 
 dir.create("man", showWarnings = FALSE)
@@ -110,6 +111,7 @@ for (topic in names(topics)) {
   rd <- c(
     paste0("\\name{", topic, "}"),
     paste0("\\alias{", escape(fns), "}"),
+    if (topic == "linalg") s4_aliases,
     paste0("\\title{", t[[1]], "}"),
     "\\usage{", escape(vapply(fns, usage_of, character(1))), "}",
     if (length(arg_names)) c("\\arguments{", paste0("\\item{", escape(arg_names), "}{", args[arg_names], "}"), "}"),
