@@ -80,7 +80,7 @@ open(sys.argv[1], "wb").write(r.read()); print(r.status)' "$OUT/metrics.txt")
 run_sanitizer() {
   timeout 280 compute-sanitizer --tool "$1" --error-exitcode 3 \
     build-gpu/tests/rcuda_tests --gtest_filter="$SANITIZED" >"$OUT/$1.log" 2>&1
-  step "compute-sanitizer $1" "exit $? ($(grep -E 'ERROR SUMMARY' "$OUT/$1.log" | tail -1); $(grep -E '^\[  PASSED' "$OUT/$1.log" | tail -1))"
+  step "compute-sanitizer $1" "exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$1.log" | tail -1); $(grep -E '^\[  PASSED' "$OUT/$1.log" | tail -1))"
 }
 
 run_r() {
