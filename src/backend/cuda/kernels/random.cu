@@ -18,7 +18,8 @@
 // PyTorch's randn use): absolute error below 2^-20.5 (PTX ISA), so a normal differs from the
 // exact Box-Muller of the same uniforms by at most 2^-20.5 * radius (radius <= 5.8: 4e-6) plus
 // rounding. Exact sine and cosine cost as many instructions as the rest of the kernel together;
-// with them randn ran at 1.2x PyTorch's speed, with these at the memory bound. The CPU backend
+// with them randn ran at 1.2x PyTorch's speed; with these the kernel takes 0.13 ms for 1e8
+// floats on an H200, against 0.095 ms for writing the 400 MB alone. The CPU backend
 // computes exact Box-Muller, so float normals agree between backends to 4e-6 * std absolute
 // (tests use 2e-5 relative to max(1, |x|)), while uniform and integer streams stay bit-identical.
 // float64 normals keep full precision on both backends (sincos_small below, fdlibm's scheme
