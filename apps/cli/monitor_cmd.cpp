@@ -119,7 +119,8 @@ int monitor(const MonitorArgs& args) {
     for (const telemetry::Nvml::CallCost& c : nvml->call_costs()) {
       const double n = c.calls > 0 ? double(c.calls) : 1.0;
       std::fprintf(stderr, "%-32s %8lld %14.1f %14.1f\n", c.function.c_str(),
-                   static_cast<long long>(c.calls), 1e6 * c.wall_seconds / n, 1e6 * c.cpu_seconds / n);
+                   static_cast<long long>(c.calls), 1e6 * c.wall_seconds / n,
+                   1e6 * c.cpu_seconds / n);
     }
   }
   return write_failed && !stop_requested ? 1 : 0;

@@ -68,14 +68,24 @@ extern "C" SEXP rc_cuda_doctor(SEXP gpu_checks) {
   const doctor::Report r = doctor::run_doctor(options);
   const char* visible = r.cuda_visible_devices ? r.cuda_visible_devices->c_str() : nullptr;
   cpp11::writable::list system(
-      {"rcuda_version"_nm = r.rcuda_version, "os"_nm = r.os, "kernel"_nm = r.kernel,
-       "arch"_nm = r.arch, "cpu_model"_nm = r.cpu_model, "logical_cores"_nm = r.logical_cores,
-       "usable_cores"_nm = r.usable_cores, "blas"_nm = r.blas, "blas_threads"_nm = r.blas_threads,
-       "cuda_built"_nm = r.cuda_built, "cuda_runtime_built"_nm = r.cuda_runtime_built,
+      {"rcuda_version"_nm = r.rcuda_version,
+       "os"_nm = r.os,
+       "kernel"_nm = r.kernel,
+       "arch"_nm = r.arch,
+       "cpu_model"_nm = r.cpu_model,
+       "logical_cores"_nm = r.logical_cores,
+       "usable_cores"_nm = r.usable_cores,
+       "blas"_nm = r.blas,
+       "blas_threads"_nm = r.blas_threads,
+       "cuda_built"_nm = r.cuda_built,
+       "cuda_runtime_built"_nm = r.cuda_runtime_built,
        "cuda_toolkit_version"_nm = r.cuda_toolkit_version,
-       "cuda_architectures"_nm = r.cuda_architectures, "cudnn_built"_nm = r.cudnn_built,
-       "cuda_runtime_loaded"_nm = r.cuda_runtime_loaded, "driver_version"_nm = r.driver_version,
-       "nvidia_driver"_nm = r.nvidia_driver, "cuda_available"_nm = r.cuda_available,
+       "cuda_architectures"_nm = r.cuda_architectures,
+       "cudnn_built"_nm = r.cudnn_built,
+       "cuda_runtime_loaded"_nm = r.cuda_runtime_loaded,
+       "driver_version"_nm = r.driver_version,
+       "nvidia_driver"_nm = r.nvidia_driver,
+       "cuda_available"_nm = r.cuda_available,
        "cuda_unavailable_reason"_nm = r.cuda_unavailable_reason,
        "cuda_visible_devices"_nm =
            visible ? cpp11::writable::strings({visible}) : cpp11::writable::strings({NA_STRING})});
@@ -89,7 +99,7 @@ extern "C" SEXP rc_cuda_doctor(SEXP gpu_checks) {
 extern "C" SEXP rc_cudnn() {
   RCUDA_BEGIN
   const doctor::Library l = doctor::find_cudnn();
-  return cpp11::writable::list({"found"_nm = l.found, "version"_nm = l.version,
-                                "path"_nm = l.found ? l.path : l.error});
+  return cpp11::writable::list(
+      {"found"_nm = l.found, "version"_nm = l.version, "path"_nm = l.found ? l.path : l.error});
   RCUDA_END
 }

@@ -11,50 +11,21 @@ namespace {
 
 const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 
-DType promoted(const Tensor& t, const Scalar& s) { return result_type(t, s); }
-DType promoted(const Tensor& a, const Tensor& b) { return result_type(a, b); }
-
 // A plain R number as a 0-d tensor on the other operand's device, in the dtype the two promote
 // to: 0-d tensors promote like numbers, so `2 - x` types like torch's rsub, and `0.7 - x` keeps
 // 0.7 in float64 when x is float64.
 Tensor number_tensor(const Scalar& s, const Tensor& other) {
-  return scalar_tensor(s, promoted(other, s), other.device());
+  return scalar_tensor(s, result_type(other, s), other.device());
 }
 
-// Note [Floor division]
-// The engine has no floor_divide, so it is composed from its ops, in the promoted dtype:
-// - floating: round((a - remainder(a, b)) / b). The numerator is a multiple of b up to
-//   rounding, so the quotient is within a rounding error of an integer; floor(a / b) instead
-//   can be one too high (1 %/% 0.1 is 9 in torch and in R, floor(1 / 0.1) is 10). Division by
-//   zero gives a / b (inf or NaN), as torch.
-// - integral: (a - remainder(a, b)) is an exact multiple of b; dividing it in float64 is exact
-//   while it stays below 2^53. A zero divisor is an error, checked before any work.
-Tensor floor_divide(const Tensor& a, const Tensor& b) {
-  const DType dtype = promoted(a, b);
-  RCUDA_CHECK(dtype != DType::Bool, DTypeError,
-              "floor_divide: not supported for bool tensors (convert with to() first)");
-  if (is_floating(dtype)) {
-    const Tensor q = round(div(sub(a, remainder(a, b)), b));
-    return where(eq(b, Scalar(0.0)), div(a, b), q);
-  }
-  // An empty result divides nothing, so a zero divisor is no error (as torch); mul gives its
-  // shape and dtype.
-  if (a.numel() == 0 || b.numel() == 0) return mul(a, b);
-  RCUDA_CHECK(!item(any(eq(b, Scalar(int64_t{0})))).to_bool(), ValueError,
-              "floor_divide: integer division by zero (the divisor, of dtype ",
-              dtype_name(b.dtype()), ", holds a 0)");
-  const Tensor multiple = sub(to(a, dtype), remainder(a, b));
-  return to(div(to(multiple, DType::Float64), to(b, DType::Float64)), dtype);
-}
-
-// binary_op, plus the ops composed here.
+// binary_op, plus floor_divide, which the engine composes from other ops.
 Tensor binary_by_name(const char* op, const Tensor& a, const Tensor& b) {
   if (std::strcmp(op, "floor_divide") == 0) return floor_divide(a, b);
   return binary_op(op, a, b);
 }
 
 Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& b) {
-  if (op == "floor_divide") return floor_divide(a, number_tensor(b, a));
+  if (op == "floor_divide") return floor_divide(a, b);
   if (op == "add") return add(a, b);
   if (op == "sub") return sub(a, b);
   if (op == "mul") return mul(a, b);

@@ -151,7 +151,8 @@ GpuSample Nvml::sample(int index) const {
   // Runs one NVML call, timing it when profiling; true when it succeeded.
   auto call = [&](Call which, auto&& fn) {
     if (!profiling_) return fn() == kSuccess;
-    const double wall = clock_seconds(CLOCK_MONOTONIC), cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+    const double wall = clock_seconds(CLOCK_MONOTONIC),
+                 cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
     const bool ok = fn() == kSuccess;
     CallCost& c = costs_[which];
     ++c.calls;
@@ -173,7 +174,8 @@ GpuSample Nvml::sample(int index) const {
     s.gpu_utilization_ratio = u.gpu / 100.0;
     s.memory_utilization_ratio = u.memory / 100.0;
   }
-  if (call(kClock, [&] { return api_->clock(d, kClockSm, &v); })) s.sm_clock_hertz = v * 1e6;  // MHz
+  if (call(kClock, [&] { return api_->clock(d, kClockSm, &v); }))
+    s.sm_clock_hertz = v * 1e6;  // MHz
   return s;
 }
 

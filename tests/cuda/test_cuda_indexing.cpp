@@ -20,9 +20,9 @@ namespace {
 
 using test::backend_tolerance;
 using test::kCpu;
+using test::kCuda;
 using test::kNormalFloatTolerance;
 using test::normal_tolerance;
-using test::kCuda;
 using test::on_cuda;
 using test::random_tensor;
 using test::tensor_of;
@@ -416,10 +416,16 @@ TEST(CudaRandomStreams, FillsLongerThanTwoGridStridesMatchTheCpu) {
   const int64_t n = 2 * stride_elements + stride_elements / 2 + 3;
   for (DType dtype : test::floating_dtypes()) {
     const std::string what = std::string(dtype_name(dtype)) + " n " + std::to_string(n);
-    expect_same_stream([&](Device d) { return randn({n}, {dtype, d}); }, normal_tolerance(dtype),
-                       "randn " + what);
-    expect_same_stream([&](Device d) { return normal(-2, 3, {n}, {dtype, d}); },
-                       normal_tolerance(dtype), "normal " + what);
+    expect_same_stream(
+        [&](Device d) {
+          return randn({n}, {dtype, d});
+        },
+        normal_tolerance(dtype), "randn " + what);
+    expect_same_stream(
+        [&](Device d) {
+          return normal(-2, 3, {n}, {dtype, d});
+        },
+        normal_tolerance(dtype), "normal " + what);
     expect_same_stream([&](Device d) { return rand({n}, {dtype, d}); }, 0, "rand " + what);
   }
 }
@@ -464,7 +470,9 @@ TEST(CudaRandomStreams, ElementsFollowThePhiloxMapping) {
   const std::vector<double> b = values(randint(0, 1 << 30, {2051}, {DType::Int64, kCuda}));
   for (uint64_t i = 0; i < u.size(); ++i) {
     ASSERT_EQ(static_cast<float>(u[i]), philox::uniform_float(seed, 0, i)) << i;
-    ASSERT_NEAR(z[i], philox::normal_float(seed, 2, i), kNormalFloatTolerance * std::max(1.0, std::fabs(z[i]))) << i;
+    ASSERT_NEAR(z[i], philox::normal_float(seed, 2, i),
+                kNormalFloatTolerance * std::max(1.0, std::fabs(z[i])))
+        << i;
   }
   for (uint64_t i = 0; i < d.size(); ++i) {
     ASSERT_EQ(d[i], philox::uniform_double(seed, 1, i)) << i;

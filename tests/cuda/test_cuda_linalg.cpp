@@ -384,11 +384,12 @@ void expect_scaled_mm(const Operand& a, const Operand& b, DType out_dtype) {
   ASSERT_EQ(got.dtype(), out_dtype) << what;
   ASSERT_EQ(got.shape(), expected.shape()) << what;
   const std::vector<double> g = values(got), e = test::to_doubles(expected);
-  const std::vector<double> terms = test::to_doubles(
-      matmul(abs(to(a.cpu, DType::Float64)), abs(to(b.cpu, DType::Float64))));
+  const std::vector<double> terms =
+      test::to_doubles(matmul(abs(to(a.cpu, DType::Float64)), abs(to(b.cpu, DType::Float64))));
   const double rounding = test::backend_tolerance(out_dtype);
   for (size_t i = 0; i < e.size(); ++i) {
-    const double bound = std::ldexp(terms[i] * sa_value * sb_value, -12) + rounding * std::fabs(e[i]);
+    const double bound =
+        std::ldexp(terms[i] * sa_value * sb_value, -12) + rounding * std::fabs(e[i]);
     ASSERT_LE(std::fabs(g[i] - e[i]), bound)
         << what << ": element " << i << " " << g[i] << " vs " << e[i];
   }

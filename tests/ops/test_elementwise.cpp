@@ -109,6 +109,10 @@ double python_mod(double a, double b) {
   return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
 
+// Python's a // b: rounded toward minus infinity, computed from the exact remainder so that a
+// quotient just under an integer (1 / 0.1) does not round up.
+double python_floordiv(double a, double b) { return std::round((a - python_mod(a, b)) / b); }
+
 double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
 double gelu_tanh(double x) {
   const double k = std::sqrt(2 / M_PI);
@@ -346,6 +350,8 @@ const std::vector<BinaryCase>& binary_cases() {
       {"div", &rcuda::div, [](double a, double b) { return a / b; }, -9, 9, 0.5, 9,
        Result::kFloating, true, false},
       {"remainder", &rcuda::remainder, python_mod, -9, 9, -5, 5, Result::kPromoted, false, true},
+      {"floor_divide", [](T a, T b) { return floor_divide(a, b); }, python_floordiv, -9, 9, -5, 5,
+       Result::kPromoted, false, true},
       {"pow", &rcuda::pow, [](double a, double b) { return std::pow(a, b); }, 0.25, 3, 0, 4,
        Result::kPromoted, false, false},
       {"maximum", &rcuda::maximum, max_nan, -9, 9, -9, 9, Result::kPromoted, true, false},
@@ -474,6 +480,53 @@ TEST(ElementwiseBinary, ScalarOperands) {
   const Tensor i = tensor_of({2, 3, -1}, {3}, DType::Int32);
   EXPECT_TRUE(all_close(to_doubles(lt(i, 2.5)), {1, 0, 1}, 0));
   EXPECT_TRUE(all_close(to_doubles(eq(i, 2.0)), {1, 0, 0}, 0));
+}
+
+TEST(ElementwiseBinary, FloorDivideRoundsTowardMinusInfinity) {
+  const std::vector<double> a = {-7, 7, -7, 7, 6, -6}, b = {3, 3, -3, -3, 3, -3};
+  for (DType dtype : {DType::UInt8, DType::Int32, DType::Int64, DType::Float32, DType::Float64,
+                      DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    if (dtype == DType::UInt8) {
+      const Tensor u =
+          floor_divide(tensor_of({7, 250, 0}, {3}, dtype), tensor_of({3, 7, 5}, {3}, dtype));
+      EXPECT_EQ(u.dtype(), DType::UInt8);
+      EXPECT_TRUE(all_close(to_doubles(u), {2, 35, 0}, 0));
+      continue;
+    }
+    const Tensor x = tensor_of(a, {6}, dtype), y = tensor_of(b, {6}, dtype);
+    const Tensor q = floor_divide(x, y);
+    EXPECT_EQ(q.dtype(), dtype);
+    EXPECT_TRUE(all_close(to_doubles(q), {-3, 2, 2, -3, 2, 2}, 0));
+    // a == q * b + remainder(a, b)
+    EXPECT_TRUE(all_close(to_doubles(add(mul(q, y), remainder(x, y))), a, 0));
+  }
+  // A quotient just under an integer stays under it: 1 // 0.1 is 9, as Python and torch.
+  EXPECT_EQ(to_doubles(floor_divide(tensor_of({1}, {1}, DType::Float64), 0.1))[0], 9);
+  EXPECT_EQ(to_doubles(floor_divide(tensor_of({1}, {1}, DType::Float32), 0.1))[0], 9);
+  // Scalars promote as in other ops; integers are exact up to 2^53.
+  EXPECT_EQ(floor_divide(tensor_of({7}, {1}, DType::Int32), 2.5).dtype(), DType::Float32);
+  EXPECT_EQ(to_doubles(floor_divide(tensor_of({7}, {1}, DType::Int32), 2.5))[0], 2);
+  EXPECT_EQ(floor_divide(tensor_of({7}, {1}, DType::Int32), 2).dtype(), DType::Int32);
+  const double big = 9007199254740991.0;  // 2^53 - 1
+  EXPECT_EQ(to_doubles(floor_divide(tensor_of({big, -big}, {2}, DType::Int64), 2)),
+            (std::vector<double>{4503599627370495.0, -4503599627370496.0}));
+  // Float division by zero follows a / b; integer division by zero is an error; bool is refused.
+  const std::vector<double> z =
+      to_doubles(floor_divide(tensor_of({1, -1, 0}, {3}, DType::Float32), 0.0));
+  EXPECT_TRUE(std::isinf(z[0]) && z[0] > 0);
+  EXPECT_TRUE(std::isinf(z[1]) && z[1] < 0);
+  EXPECT_TRUE(std::isnan(z[2]));
+  EXPECT_THROW(
+      floor_divide(tensor_of({1, 2}, {2}, DType::Int64), tensor_of({1, 0}, {2}, DType::Int64)),
+      ValueError);
+  EXPECT_THROW(floor_divide(tensor_of({1}, {1}, DType::Int32), 0), ValueError);
+  EXPECT_THROW(floor_divide(tensor_of({1}, {1}, DType::Bool), tensor_of({1}, {1}, DType::Bool)),
+               DTypeError);
+  // Empty operands: no division, so no error for a zero divisor.
+  EXPECT_EQ(
+      floor_divide(Tensor::empty({0, 3}, DType::Int64), tensor_of({0}, {}, DType::Int64)).shape(),
+      (Shape{0, 3}));
 }
 
 TEST(ElementwiseBinary, RemainderSignRule) {

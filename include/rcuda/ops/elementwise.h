@@ -46,6 +46,10 @@ Tensor div(const Tensor& a, const Tensor& b);  // true division: integers give f
 Tensor div(const Tensor& a, const Scalar& b);
 Tensor remainder(const Tensor& a, const Tensor& b);  // sign of the divisor, as Python
 Tensor remainder(const Tensor& a, const Scalar& b);
+// Rounded toward minus infinity, as torch.floor_divide (a == floor_divide(a, b) * b +
+// remainder(a, b)); integer division by zero is a ValueError; integers exact below 2^53.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Scalar& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
