@@ -218,6 +218,35 @@ TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
   EXPECT_THROW(add(on_cuda(x), x), DeviceError);
 }
 
+TEST(CudaElementwise, FloorDivideMatchesCpu) {
+  RCUDA_REQUIRE_CUDA();
+  // Composed from other ops (Note [Floor division]): the CPU backend is the reference, over
+  // negative operands, broadcasting, strides, a scalar, and the integer zero-divisor check
+  // (which reads the divisor back from the GPU).
+  for (DType dtype : test::all_dtypes()) {
+    if (dtype == DType::Bool) continue;
+    const double low = dtype == DType::UInt8 ? 0 : -9;
+    const Tensor a = random_tensor({3, 1, 50}, dtype, low, 9);
+    Tensor b = random_tensor({40, 50}, dtype, 1, 5);
+    if (dtype != DType::UInt8) b = where(random_tensor({40, 50}, DType::Bool), b, neg(b));
+    const Tensor expected = floor_divide(a, b);
+    const Tensor got = floor_divide(on_cuda(a), on_cuda(b));
+    ASSERT_EQ(got.dtype(), expected.dtype()) << dtype_name(dtype);
+    EXPECT_EQ(values(got), values(expected)) << dtype_name(dtype);
+    const Tensor at = test::transposed_copy(random_tensor({40, 50}, dtype, low, 9));
+    EXPECT_EQ(values(floor_divide(on_cuda(at), on_cuda(b))), values(floor_divide(at, b)))
+        << dtype_name(dtype) << " strided";
+    EXPECT_EQ(values(floor_divide(on_cuda(a), 3)), values(floor_divide(a, 3))) << dtype_name(dtype);
+  }
+  const Tensor i = random_tensor({1000}, DType::Int64, -9, 9);
+  Tensor zero_at_end = random_tensor({1000}, DType::Int64, 1, 5);
+  zero_at_end = cat({zero_at_end.slice(0, 0, 999), zeros({1}, DType::Int64)}, 0);
+  EXPECT_THROW(floor_divide(on_cuda(i), on_cuda(zero_at_end)), ValueError);
+  const std::vector<double> z =
+      values(floor_divide(on_cuda(test::tensor_of({1, -1, 0}, {3}, DType::Float32)), 0.0));
+  EXPECT_TRUE(std::isinf(z[0]) && z[0] > 0 && std::isinf(z[1]) && z[1] < 0 && std::isnan(z[2]));
+}
+
 TEST(CudaCreation, FillRangesAndEye) {
   RCUDA_REQUIRE_CUDA();
   for (DType dtype : test::all_dtypes()) {
