@@ -18,12 +18,6 @@ Tensor number_tensor(const Scalar& s, const Tensor& other) {
   return scalar_tensor(s, result_type(other, s), other.device());
 }
 
-// binary_op, plus floor_divide, which the engine composes from other ops.
-Tensor binary_by_name(const char* op, const Tensor& a, const Tensor& b) {
-  if (std::strcmp(op, "floor_divide") == 0) return floor_divide(a, b);
-  return binary_op(op, a, b);
-}
-
 Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& b) {
   if (op == "floor_divide") return floor_divide(a, b);
   if (op == "add") return add(a, b);
@@ -54,19 +48,19 @@ extern "C" SEXP rc_unary(SEXP op, SEXP x) {
 extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
   RCUDA_BEGIN
   const char* name = name_of(op);
-  if (is_tensor(a) && is_tensor(b)) return wrap(binary_by_name(name, unwrap(a), unwrap(b)));
+  if (is_tensor(a) && is_tensor(b)) return wrap(binary_op(name, unwrap(a), unwrap(b)));
   if (is_tensor(a) && !is_scalar(b))
-    return wrap(binary_by_name(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
+    return wrap(binary_op(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
   if (is_tensor(b) && !is_scalar(a))
-    return wrap(binary_by_name(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
+    return wrap(binary_op(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
   if (is_tensor(a)) {
     const Scalar s = scalar_arg(b, name);
     Tensor r = tensor_with_scalar(name, unwrap(a), s);
     if (r.defined()) return wrap(std::move(r));
-    return wrap(binary_by_name(name, unwrap(a), number_tensor(s, unwrap(a))));
+    return wrap(binary_op(name, unwrap(a), number_tensor(s, unwrap(a))));
   }
   const Tensor& t = unwrap(b);
-  return wrap(binary_by_name(name, number_tensor(scalar_arg(a, name), t), t));
+  return wrap(binary_op(name, number_tensor(scalar_arg(a, name), t), t));
   RCUDA_END
 }
 
