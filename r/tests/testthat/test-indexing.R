@@ -395,3 +395,52 @@ test_that("N, newaxis and `..` work when R evaluates index arguments first (S4 m
   expect_equal(N, 1L)  # outside an index, a stand-in
   expect_null(newaxis)
 })
+
+test_that("single numbers and variables holding them read the same element as base R", {
+  x <- random_array(5, 4, 3)
+  t <- torch_tensor(x, dtype = torch_double())
+  for (rep in 1:20) {
+    i <- sample(c(-5:-1, 1:5), 1); j <- sample(c(-4:-1, 1:4), 1); k <- sample(1:3, 1)
+    bi <- if (i < 0) 6 + i else i
+    bj <- if (j < 0) 5 + j else j
+    expect_equal(t[i, j, k]$item(), x[bi, bj, k])
+    expect_equal(as.array(t[i, , k]), x[bi, , k])
+    expect_equal(as.array(t[, j]), x[, bj, ])
+    expect_equal(dim(t[i, j, drop = FALSE]), c(1L, 1L, 3L))
+    expect_equal(as.array(t[i, j, drop = FALSE])[1, 1, ], x[bi, bj, ])
+    expect_equal(dim(t[i]), c(4L, 3L))
+  }
+  expect_equal(t[2, 3, 1]$item(), x[2, 3, 1])        # literals
+  expect_equal(t[2L, -1, 1]$item(), x[2, 4, 1])      # integer and negative literals
+  # Outside the fast path's cases, the general path decides (and names the error).
+  expect_error(t[6, 1, 1], "out of range", class = "rcuda_index_error")
+  expect_error(t[0, 1], class = "rcuda_index_error")
+  expect_error(t[1, 1, 1, 1], class = "rcuda_index_error")
+  n_out <- 6
+  expect_error(t[n_out, 1], "out of range", class = "rcuda_index_error")
+  expect_equal(as.array(t[2.0, N, 1:2]), x[2, 4, 1:2])
+  expect_equal(t[1, 1, 1]$dtype, torch_float64())
+})
+
+test_that("assignment through single numbers and variables writes where base R writes", {
+  x <- random_array(4, 5)
+  t <- torch_tensor(x, dtype = torch_double())
+  for (rep in 1:10) {
+    i <- sample(c(-4:-1, 1:4), 1); j <- sample(1:5, 1); v <- rnorm(1)
+    t[i, j] <- v
+    x[if (i < 0) 5 + i else i, j] <- v
+    expect_equal(as.array(t), x)
+    row <- rnorm(5)
+    t[i, ] <- row
+    x[if (i < 0) 5 + i else i, ] <- row
+    expect_equal(as.array(t), x)
+  }
+  t[2, 3] <- torch_tensor(7.5, dtype = torch_double())
+  x[2, 3] <- 7.5
+  expect_equal(as.array(t), x)
+  n <- torch_tensor(matrix(1:6, 2))  # integer dtype is kept
+  n[2, 1] <- 9
+  expect_equal(as.array(n), matrix(c(1L, 9L, 3L, 4L, 5L, 6L), 2))
+  expect_error(t[5, 1] <- 1, "out of range", class = "rcuda_index_error")
+  expect_error(t[1, 1] <- c(1, 2), class = "rcuda_shape_error")
+})
