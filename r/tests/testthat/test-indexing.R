@@ -444,3 +444,22 @@ test_that("assignment through single numbers and variables writes where base R w
   expect_error(t[5, 1] <- 1, "out of range", class = "rcuda_index_error")
   expect_error(t[1, 1] <- c(1, 2), class = "rcuda_shape_error")
 })
+
+test_that("a:b of numbers or variables reads the same slice as the general path", {
+  x <- random_array(6, 5)
+  t <- torch_tensor(x, dtype = torch_double())
+  for (rep in 1:20) {
+    a <- sample(c(-6:-1, 1:6), 1); b <- sample(c(-6:-1, 1:6), 1)
+    expect_equal(as.array(t[a:b, ]), as.array(t[slc(a, b), ]))
+    expect_equal(as.array(t[a:b, 2]), as.array(t[slc(a, b), 2]))
+  }
+  expect_equal(as.array(t[2:4, ]), x[2:4, ])
+  expect_equal(as.array(t[2:4, -2:-1]), x[2:4, 4:5])
+  expect_equal(dim(t[5:2, ]), c(0L, 5L))            # start after end: empty, as torch for R
+  expect_equal(as.array(t[2:10, 1]), x[2:6, 1])     # end past the dim: clipped
+  i <- 2; j <- 3
+  expect_equal(as.array(t[i:j, j]), x[2:3, 3])
+  t2 <- t[2:3, ]
+  t2[1, 1] <- 100
+  expect_equal(t[2, 1]$item(), 100)                  # it is a view of t
+})
