@@ -51,9 +51,10 @@ backends_cudnn_is_available <- function() cuda_is_available() && .Call(rc_cudnn)
 #' As torch for R: a `numeric_version` such as 9.14.0, and an error when cuDNN is not available.
 #' @export
 backends_cudnn_version <- function() {
-  if (!backends_cudnn_is_available()) {
-    why <- if (!cuda_is_available()) "no CUDA device is available" else .Call(rc_cudnn)$path
-    device_error("backends_cudnn_version: CuDNN is not available (", why, ")")
+  if (!cuda_is_available()) {
+    device_error("backends_cudnn_version: CuDNN is not available (no CUDA device is available)")
   }
-  numeric_version(.Call(rc_cudnn)$version)
+  cudnn <- .Call(rc_cudnn)  # one search of the loader: found, version, path or why not
+  if (!cudnn$found) device_error("backends_cudnn_version: CuDNN is not available (", cudnn$path, ")")
+  numeric_version(cudnn$version)
 }

@@ -272,8 +272,8 @@ index_exprs <- function(dots, call) {
 
 # x[2, 3], x[i, ], x[-1], x[2:50, ], x[i:j]: every argument empty, a whole number written out
 # or held in a variable, or a:b of such numbers. These reads, common in R loops, skip the
-# general machinery above (about 80 us a call); NULL sends anything else (and every error) to
-# the general path.
+# general machinery above (about 80 us a call); NULL sends anything else to the general path.
+# Without `..` or new axes argument k indexes dim k, so positions are checked as there.
 # A whole number written out or held in a variable (not N, `..` or newaxis); NULL otherwise.
 simple_number <- function(e, env) {
   if (is.symbol(e)) {
@@ -307,11 +307,9 @@ read_scalars <- function(x, args, env, drop) {
       next
     }
     e <- simple_number(e, env)
-    if (is.null(e) || e == 0) return(NULL)
-    p <- if (e < 0) shape[[k]] + e + 1 else e
-    if (p < 1 || p > shape[[k]]) return(NULL)
+    if (is.null(e)) return(NULL)
     kind[k] <- "select"
-    from[k] <- p
+    from[k] <- normalize_positions(e, shape[[k]], k)  # the general path's checks and errors
   }
   d <- 1L  # the dim of the result the next argument indexes
   for (k in seq_along(args)) {

@@ -269,9 +269,8 @@ Report run_doctor(const Options& options) {
   const detail::DriverProbe driver = detail::probe_driver();
   r.driver_version = driver.version;
   r.driver_library = driver.path;
-  const int cudnn_major = r.cudnn_built.empty() ? 0 : std::atoi(r.cudnn_built.c_str());
-  r.libraries = {detail::probe_cublas(r.cuda_runtime_built / 1000),
-                 detail::probe_cudnn(cudnn_major), detail::probe_nccl()};
+  r.libraries = {detail::probe_cublas(r.cuda_runtime_built / 1000), find_cudnn(),
+                 detail::probe_nccl()};
 
   try {
     r.checks.push_back(cpu_gemm_check());

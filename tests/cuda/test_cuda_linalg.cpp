@@ -38,6 +38,7 @@
 namespace rcuda {
 namespace {
 
+using test::error_message;
 using test::kCpu;
 using test::kCuda;
 using test::on_cuda;
@@ -125,16 +126,6 @@ void expect_matmul(const Operand& a, const Operand& b) {
       matches(matmul(a.cuda, b.cuda), matmul(a.cpu, b.cpu), gemm_tolerance(dtype, a.cpu.size(-1))))
       << shape_str(a.cpu.shape()) << " @ " << shape_str(b.cpu.shape()) << " in "
       << dtype_name(dtype);
-}
-
-template <typename F>
-std::string error_message(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(CudaMatmulTest, MatrixShapesEveryFloatingDtype) {

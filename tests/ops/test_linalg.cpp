@@ -85,16 +85,6 @@ Tensor stepped(int64_t rows, int64_t cols, DType dtype) {
       .slice(1, 0, 3 * cols, 3);
 }
 
-template <typename F>
-std::string error_message(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(MatmulTest, MatrixTimesMatrixEveryFloatingDtype) {
   const std::vector<Shape> mkn = {{1, 1, 1}, {7, 13, 5}, {64, 100, 33}, {3, 257, 2}};
   for (DType dtype : floating_dtypes())

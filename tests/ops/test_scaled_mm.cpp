@@ -13,16 +13,6 @@ namespace {
 const DType kE4M3 = DType::Float8E4M3FN;
 const DType kE5M2 = DType::Float8E5M2;
 
-template <typename F>
-std::string error_message(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 Tensor scale_of(double value) { return tensor_of({value}, {}, DType::Float32); }
 
 // An [M,K] row-major float8 matrix from random float32 values converted by rcuda (the values

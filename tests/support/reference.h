@@ -215,6 +215,17 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& actual,
   return ::testing::AssertionSuccess();
 }
 
+// The message of the rcuda::Error f() throws, "(no error)" when it throws none.
+template <typename F>
+std::string error_message(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 inline const std::vector<DType>& all_dtypes() {
   static const std::vector<DType> d = {DType::Bool,    DType::UInt8,   DType::Int32,
                                        DType::Int64,   DType::Float16, DType::BFloat16,
