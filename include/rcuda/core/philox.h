@@ -23,8 +23,9 @@
 //   random_bits64   b = i/2, same two lanes as uniform_double.
 // The integer paths (uniform_*, random_bits64) are bit-identical on host and device. The normal
 // paths go through libm (logf/sinf/...) whose last-ulp rounding differs between glibc and CUDA,
-// so they agree only to a few ulp; the GPU's float normals use the special-function unit's sine
-// and cosine and agree to 4e-6 * std (Note [Box-Muller on the GPU] in the CUDA random kernels).
+// so they agree only to a few ulp; the GPU's float normals use the special-function unit's sine,
+// cosine and log2 and agree to 5e-6 * std (Note [Box-Muller on the GPU] in the CUDA random
+// kernels).
 #pragma once
 
 #include <cmath>
@@ -63,15 +64,35 @@ RCUDA_HOST_DEVICE inline Uint4 sbox_round(Uint4 c, uint32_t k0, uint32_t k1) {
 
 }  // namespace detail
 
-// Philox4x32 with 10 rounds; matches Random123's philox4x32(ctr, key) and its kat_vectors.
-RCUDA_HOST_DEVICE inline Uint4 philox4x32_10(Uint4 counter, uint32_t key0, uint32_t key1) {
-  counter = detail::sbox_round(counter, key0, key1);
-  for (int r = 1; r < 10; ++r) {  // The key is bumped before every round but the first.
+// The key of each of the 10 rounds (the key is bumped before every round but the first).
+// Computed once per fill and handed to a GPU kernel as a parameter, the schedule costs the
+// kernel no instructions: the round's XOR reads its key from the constant bank.
+struct RoundKeys {
+  uint32_t k0[10], k1[10];
+};
+
+RCUDA_HOST_DEVICE inline RoundKeys round_keys(uint32_t key0, uint32_t key1) {
+  RoundKeys keys{};
+  for (int r = 0; r < 10; ++r) {
+    keys.k0[r] = key0;
+    keys.k1[r] = key1;
     key0 += detail::kW0;
     key1 += detail::kW1;
-    counter = detail::sbox_round(counter, key0, key1);
   }
+  return keys;
+}
+
+RCUDA_HOST_DEVICE inline Uint4 philox4x32_10(Uint4 counter, const RoundKeys& keys) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int r = 0; r < 10; ++r) counter = detail::sbox_round(counter, keys.k0[r], keys.k1[r]);
   return counter;
+}
+
+// Philox4x32 with 10 rounds; matches Random123's philox4x32(ctr, key) and its kat_vectors.
+RCUDA_HOST_DEVICE inline Uint4 philox4x32_10(Uint4 counter, uint32_t key0, uint32_t key1) {
+  return philox4x32_10(counter, round_keys(key0, key1));
 }
 
 namespace detail {
@@ -81,6 +102,17 @@ RCUDA_HOST_DEVICE inline Uint4 block(uint64_t seed, uint64_t offset, uint64_t b)
   const Uint4 ctr{static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32),
                   static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32)};
   return philox4x32_10(ctr, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+RCUDA_HOST_DEVICE inline RoundKeys seed_keys(uint64_t seed) {
+  return round_keys(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+// block(seed, offset, b) with the seed's round keys computed beforehand.
+RCUDA_HOST_DEVICE inline Uint4 block(const RoundKeys& keys, uint64_t offset, uint64_t b) {
+  const Uint4 ctr{static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32),
+                  static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32)};
+  return philox4x32_10(ctr, keys);
 }
 
 // Selects without indexing, so nvcc keeps the block in registers instead of local memory.

@@ -18,8 +18,9 @@ __attribute__((target_clones("avx2", "default"))) void normal_float_blocks(uint6
                                                                            int blocks, float* out) {
   // Pair j = 2k (lanes 0, 1 of block k) and j = 2k + 1 (lanes 2, 3): Note [Philox stream].
   float u1[2 * kNormalChunkBlocks], u2[2 * kNormalChunkBlocks];
+  const philox::RoundKeys keys = px::seed_keys(seed);
   for (int k = 0; k < blocks; ++k) {
-    const philox::Uint4 r = px::block(seed, offset, first_block + static_cast<uint64_t>(k));
+    const philox::Uint4 r = px::block(keys, offset, first_block + static_cast<uint64_t>(k));
     u1[2 * k] = static_cast<float>((r.x >> 8) + 1) * px::kTwo24Inv;
     u2[2 * k] = static_cast<float>(r.y >> 8) * px::kTwo24Inv;
     u1[2 * k + 1] = static_cast<float>((r.z >> 8) + 1) * px::kTwo24Inv;

@@ -20,10 +20,11 @@ namespace px = philox::detail;
 template <int PerBlock, typename Make, typename Write>
 void for_blocks(int64_t numel, uint64_t seed, uint64_t offset, Make make, Write write) {
   const int64_t blocks = (numel + PerBlock - 1) / PerBlock;
+  const philox::RoundKeys keys = px::seed_keys(seed);
   parallel_range(blocks * 64, [&](int64_t b64, int64_t e64) {
     // The range is scaled by 64 so that parallel_range's grain counts work, not blocks.
     for (int64_t b = (b64 + 63) / 64; b < (e64 + 63) / 64; ++b) {
-      const philox::Uint4 r = px::block(seed, offset, static_cast<uint64_t>(b));
+      const philox::Uint4 r = px::block(keys, offset, static_cast<uint64_t>(b));
       for (int k = 0; k < PerBlock; ++k) {
         const int64_t i = b * PerBlock + k;
         if (i < numel) write(i, make(r, k));

@@ -2,26 +2,30 @@
 // one Philox block and writes the 4 (float32, float16, bfloat16) or 2 (float64, integers)
 // consecutive elements it feeds with one vector store. Values follow the CPU backend
 // (src/backend/cpu/random.cpp) formula for formula: uniform and integer streams are bit-identical;
-// float64 normals agree to a few ulp, float normals to 4e-6 * std (Note [Box-Muller on the GPU]).
+// float64 normals agree to a few ulp, float normals to 5e-6 * std (Note [Box-Muller on the GPU]).
 //
-// Speed: float normals are bound by instruction issue, not by writes. randn 1e4 x 1e4 float32
-// took 0.227 ms on an H200 (PyTorch 0.241 ms) with CUDA's logf/sqrtf/sincosf, about 230
-// instructions per Philox block, and 0.199 ms with exactly rounded but domain-limited versions
-// of the three (about 185). Note [Box-Muller on the GPU] says what the float path does now.
+// Speed: float normals are bound by instruction issue as much as by writes. randn 1e4 x 1e4
+// float32 on an H200: 0.227 ms (PyTorch 0.241 ms) with CUDA's logf/sqrtf/sincosf, about 230
+// instructions per Philox block; 0.128 ms with the sine and cosine of the special-function unit
+// and an exactly rounded log (115 per block); 0.104 ms now (about 85 per block: the log below,
+// and Philox's round keys computed once on the host and read from the kernel's parameters).
+// Writing the 400 MB alone takes 0.091-0.096 ms.
 //
 // Note [Box-Muller on the GPU]
-// float32, float16 and bfloat16 normals: radius = sqrt(-2 log u1) with a log that is CUDA's own
-// logf (same bits) minus its cases for denormals, zero and infinity, which u1 in [2^-24, 1] never
-// hits; the log must be accurate relative to its value, because u1 near 1 gives the small
-// radii, where an absolute error of 1e-7 would be a 100% error. The angle's sine and cosine
-// come from the special-function unit (sin.approx/cos.approx, what curand's Box-Muller and so
-// PyTorch's randn use): absolute error below 2^-20.5 (PTX ISA), so a normal differs from the
-// exact Box-Muller of the same uniforms by at most 2^-20.5 * radius (radius <= 5.8: 4e-6) plus
-// rounding. Exact sine and cosine cost as many instructions as the rest of the kernel together;
-// with them randn ran at 1.2x PyTorch's speed; with these the kernel takes 0.13 ms for 1e8
-// floats on an H200, against 0.095 ms for writing the 400 MB alone. The CPU backend
-// computes exact Box-Muller, so float normals agree between backends to 4e-6 * std absolute
-// (tests use 2e-5 relative to max(1, |x|)), while uniform and integer streams stay bit-identical.
+// float32, float16 and bfloat16 normals: radius = sqrt(-2 log u1), the angle's sine and cosine
+// from the special-function unit (sin.approx/cos.approx, what curand's Box-Muller and so
+// PyTorch's randn use; absolute error below 2^-20.5, PTX ISA). The log must be accurate relative
+// to its value, because u1 near 1 gives the small radii, where an absolute error of 1e-7 would be
+// a 100% error. So -2 log u1 takes the special-function unit's log2 (absolute error 2^-22.6,
+// PTX ISA) where |log u1| is large enough for that to be small relative to it (u1 <= 0.93), and
+// the series -2 log(1 - w) = 2w + w^2 + 2/3 w^3 + 1/2 w^4 + 2/5 w^5 in w = 1 - u1 (exact there)
+// below, whose truncation is below 3e-7 relative. Checked on an H200 for every one of the 2^24
+// values u1 can take: the radius (after sqrt.approx) is within 5.5e-7 relative and 6.3e-7
+// absolute of the double-precision sqrt(-2 log u1) (CUDA's exactly rounded logf gave 1.4e-7 and
+// 4.8e-7). A normal thus differs from the exact Box-Muller of the same uniforms by at most
+// 2^-20.5 * radius (radius <= 5.8: 4e-6) plus 7e-7, times std. The CPU backend computes exact
+// Box-Muller, so float normals agree between backends to 5e-6 * std absolute (tests use 2e-5
+// relative to max(1, |x|)), while uniform and integer streams stay bit-identical.
 // float64 normals keep full precision on both backends (sincos_small below, fdlibm's scheme
 // without the Payne-Hanek path for huge arguments, within 1.5 ulp of the correctly rounded
 // result for theta in [0, 2 pi)). Products and sums that the CPU rounds separately are written
@@ -43,24 +47,16 @@ namespace {
 namespace px = philox::detail;
 using backend::convert;
 
-// logf of a normal, finite, positive x (u1 is in [2^-24, 1]): CUDA's own logf (the same
-// operations, hence the same bits) without its cases for denormals, zero and infinity, which are
-// a quarter of its instructions. Note [Box-Muller on the GPU].
-__device__ __forceinline__ float log_normal_positive(float x) {
-  const int bits = __float_as_int(x);
-  const int exponent_bits = (bits - 0x3f2aaaab) & static_cast<int>(0xff800000u);
-  const float f = __int_as_float(bits - exponent_bits) - 1.0f;  // mantissa in [2/3, 4/3), minus 1
-  float p = fmaf(f, __int_as_float(static_cast<int>(0xbe055027u)), 0.14084610342979431152f);
-  p = fmaf(f, p, -0.12148627638816833496f);
-  p = fmaf(f, p, 0.13980610668659210205f);
-  p = fmaf(f, p, -0.16684235632419586182f);
-  p = fmaf(f, p, 0.20012299716472625732f);
-  p = fmaf(f, p, -0.24999669194221496582f);
-  p = fmaf(f, p, 0.33333182334899902344f);
-  p = fmaf(f, p, -0.5f);
-  const float mantissa_log = fmaf(f, f * p, f);
-  const float exponent = static_cast<float>(exponent_bits) * 1.1920928955078125e-07f;  // 2^-23
-  return fmaf(exponent, 0.69314718246459960938f, mantissa_log);
+// -2 log(u1) for u1 = k 2^-24, k in [1, 2^24]: Note [Box-Muller on the GPU].
+__device__ __forceinline__ float minus_two_log(float u1) {
+  float log2_u1;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(log2_u1) : "f"(u1));
+  const float w = 1.0f - u1;  // exact wherever the series is used
+  float p = fmaf(w, 0.4f, 0.5f);
+  p = fmaf(w, p, 0.666666686534881591796875f);
+  p = fmaf(w, p, 1.0f);
+  p = fmaf(w, p, 2.0f);
+  return w < 0.07f ? w * p : log2_u1 * -1.38629436111989061883f;  // -2 ln 2
 }
 
 // sin and cos of 0 <= theta < 2 pi in double: Note [Box-Muller on the GPU].
@@ -131,7 +127,7 @@ struct NormalFloat {  // Note [Box-Muller on the GPU]
     for (int pair = 0; pair < 2; ++pair) {
       const float u1 = static_cast<float>((a[pair] >> 8) + 1) * px::kTwo24Inv;  // (0, 1]
       float radius;  // sqrt.approx is within 1 ulp here and gives 0 for 0 (u1 = 1)
-      asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(radius) : "f"(-2.0f * log_normal_positive(u1)));
+      asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(radius) : "f"(minus_two_log(u1)));
       const float theta = (px::kTwoPiF * px::kTwo24Inv) * static_cast<float>(b[pair] >> 8);
       float sine, cosine;
       __sincosf(theta, &sine, &cosine);
@@ -200,7 +196,7 @@ __device__ __forceinline__ void store_streaming(Pack<T, V>* dst, const Pack<T, V
 // and 1% more from the streaming stores); the other draws would spill registers doing so.
 template <typename T, typename Index, typename Draw>
 __global__ void __launch_bounds__(kThreadsPerBlock, 8)  // <= 32 registers: full occupancy
-    philox_fill_kernel(T* out, Index n, uint64_t seed, uint64_t offset, bool vector_store,
+    philox_fill_kernel(T* out, Index n, philox::RoundKeys keys, uint64_t offset, bool vector_store,
                        Draw draw) {
   constexpr int kPerBlock = Draw::kPerBlock;
   using P = Pack<T, kPerBlock>;
@@ -213,19 +209,19 @@ __global__ void __launch_bounds__(kThreadsPerBlock, 8)  // <= 32 registers: full
   for (; Draw::kTwoPerIteration && b < vector_blocks && vector_blocks - b > stride;
        b += 2 * stride) {
     P p0, p1;
-    draw(px::block(seed, offset, static_cast<uint64_t>(b)), p0.v);
-    draw(px::block(seed, offset, static_cast<uint64_t>(b + stride)), p1.v);
+    draw(px::block(keys, offset, static_cast<uint64_t>(b)), p0.v);
+    draw(px::block(keys, offset, static_cast<uint64_t>(b + stride)), p1.v);
     store_streaming(packs + b, p0);
     store_streaming(packs + b + stride, p1);
   }
   for (; b < vector_blocks; b += stride) {
     P p;
-    draw(px::block(seed, offset, static_cast<uint64_t>(b)), p.v);
+    draw(px::block(keys, offset, static_cast<uint64_t>(b)), p.v);
     store_streaming(packs + b, p);
   }
   for (; b < blocks; b += stride) {
     P p;
-    draw(px::block(seed, offset, static_cast<uint64_t>(b)), p.v);
+    draw(px::block(keys, offset, static_cast<uint64_t>(b)), p.v);
     const Index first = b * kPerBlock;
 #pragma unroll
     for (int k = 0; k < kPerBlock; ++k)
@@ -248,13 +244,14 @@ void philox_fill(const Tensor& out, uint64_t seed, uint64_t offset, Draw draw) {
   // wave (randn 1e4 x 1e4 on an H200: 0.130 ms against 0.131 ms with 8).
   const int grid = blocks_for(blocks, device, kThreadsPerBlock, 16);
   cudaStream_t stream = current_stream(device);
+  const philox::RoundKeys keys = px::seed_keys(seed);
   // 32-bit element indices (fewer instructions per block) whenever they cannot overflow.
   if (n < (int64_t{1} << 31)) {
     philox_fill_kernel<T, uint32_t, Draw><<<grid, kThreadsPerBlock, 0, stream>>>(
-        data, static_cast<uint32_t>(n), seed, offset, vector_store, draw);
+        data, static_cast<uint32_t>(n), keys, offset, vector_store, draw);
   } else {
     philox_fill_kernel<T, int64_t, Draw>
-        <<<grid, kThreadsPerBlock, 0, stream>>>(data, n, seed, offset, vector_store, draw);
+        <<<grid, kThreadsPerBlock, 0, stream>>>(data, n, keys, offset, vector_store, draw);
   }
   RCUDA_CUDA_CHECK_LAUNCH();
 }
