@@ -64,7 +64,7 @@ index_fill <- structure(list(), class = "rcuda_index_fill")
 all_entry <- list(kind = "all")
 
 # Note [Eagerly evaluated indices]
-# On R 4.2 tensors carry the S4 bit (zzz.R). Once a loaded package defines S4 methods for `[`
+# Tensors carry the S4 bit (Note [Operator dispatch] in s4.R). Once a loaded package defines S4 methods for `[`
 # (Matrix, diffobj, ...), R evaluates the index arguments in the caller's frame to pick a
 # method, and passes the values on; `[.rcuda_tensor` takes the expressions from the call
 # instead (index_exprs) and evaluates them again, with N bound to the dim's size. These

@@ -27,11 +27,7 @@ tensor_methods$matmul <- torch_matmul
 tensor_methods$mm <- torch_mm
 tensor_methods$bmm <- torch_bmm
 
-# %*%: on R >= 4.3 it dispatches through the matrixOps group generic; R 4.2 dispatches it only
-# on S4 objects, so the S3 class is registered with setOldClass and given an S4 method
-# (in .onLoad, zzz.R). The bit costs `a + b` about 0.5 us (5-8%, measured against a build
-# without it); exporting a %*% that masks base's would avoid that, but products inside other
-# packages' code would then not reach rcuda, so the S4 method stays.
+# %*% reaches this through S4 methods (R/s4.R): R 4.2 dispatches %*% only on S4 objects.
 matrix_product <- function(x, y) {
   # An R matrix takes the tensor's dtype and device, as a product needs both to agree.
   if (!is_torch_tensor(x)) x <- torch_tensor(x, dtype = y$dtype, device = y$device)
@@ -39,8 +35,3 @@ matrix_product <- function(x, y) {
   .Call(rc_matmul, "matmul", x, y)
 }
 
-# Registered as an S3 method by .onLoad on R >= 4.3 (matrixOps does not exist on 4.2).
-matrixOps.rcuda_tensor <- function(x, y) {
-  if (.Generic != "%*%") value_error(.Generic, " is not implemented for rcuda tensors")
-  matrix_product(x, y)
-}

@@ -3,21 +3,28 @@
 # rc_binary) that take the engine's op name. The operator path is kept to one dispatch and one
 # .Call: it is what per-element R loops pay for (bench/bench_r_overhead.R).
 
-# The engine's op for each base R operator; rc_binary accepts a tensor, a number or an R
-# vector on either side, so the method is one switch and one .Call. `%%` and `%/%` round
-# toward minus infinity, as base R (and torch's remainder and floor_divide), so
+# The engine's op for each binary base R operator; rc_binary accepts a tensor, a number or an
+# R vector on either side, so a method is one .Call. `%%` and `%/%` round toward minus
+# infinity, as base R (and torch's remainder and floor_divide), so
 # a == (a %/% b) * b + a %% b; torch for R truncates in both (fmod, rounding_mode = "trunc").
+operator_ops <- c(
+  "+" = "add", "-" = "sub", "*" = "mul", "/" = "div", "^" = "pow", "%%" = "remainder",
+  "%/%" = "floor_divide",
+  "==" = "eq", "!=" = "ne", "<" = "lt", "<=" = "le", ">" = "gt", ">=" = "ge",
+  "&" = "logical_and", "|" = "logical_or"
+)
+
+# Operators normally arrive through their S4 methods (Note [Operator dispatch] in s4.R); this
+# group method serves `!` and any call S4 dispatch passes on.
 #' @export
 Ops.rcuda_tensor <- function(e1, e2) {
-  op <- switch(.Generic,
-    "+" = "add", "-" = "sub", "*" = "mul", "/" = "div", "^" = "pow", "%%" = "remainder",
-    "%/%" = "floor_divide",
-    "==" = "eq", "!=" = "ne", "<" = "lt", "<=" = "le", ">" = "gt", ">=" = "ge",
-    "&" = "logical_and", "|" = "logical_or", "!" = "logical_not",
-    value_error(.Generic, " is not implemented for rcuda tensors")
-  )
+  if (.Generic == "!") return(.Call(rc_unary, "logical_not", e1))
+  op <- operator_ops[.Generic]
+  if (is.na(op)) value_error(.Generic, " is not implemented for rcuda tensors")
   if (!missing(e2)) return(.Call(rc_binary, op, e1, e2))
-  switch(.Generic, "-" = .Call(rc_unary, "neg", e1), "!" = .Call(rc_unary, op, e1), "+" = e1)
+  switch(.Generic, "-" = .Call(rc_unary, "neg", e1), "+" = e1,
+    value_error("unary ", .Generic, " is not implemented for rcuda tensors")
+  )
 }
 
 math_names <- c(

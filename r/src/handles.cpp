@@ -44,8 +44,6 @@ double gc_fraction = 0.25;
 std::thread::id main_thread;
 bool in_gc = false;
 int oom_hook_id = -1;
-// R 4.2 dispatches %*% only on S4 objects: there tensors carry the S4 bit (zzz.R).
-bool mark_s4 = false;
 
 void collect() {
   if (in_gc) return;
@@ -80,7 +78,7 @@ SEXP wrap(Tensor t) {
   SEXP ptr = PROTECT(R_MakeExternalPtr(new Tensor(std::move(t)), R_NilValue, R_NilValue));
   R_RegisterCFinalizerEx(ptr, finalize, TRUE);
   Rf_setAttrib(ptr, R_ClassSymbol, tensor_class());
-  if (mark_s4) SET_S4_OBJECT(ptr);
+  SET_S4_OBJECT(ptr);  // Note [Operator dispatch] in R/s4.R
   UNPROTECT(1);
   return ptr;
 }
@@ -111,11 +109,10 @@ using namespace rcuda;
 using namespace rcuda::r;
 
 // Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
-extern "C" SEXP rc_init(SEXP fraction, SEXP s4) {
+extern "C" SEXP rc_init(SEXP fraction) {
   RCUDA_BEGIN
   main_thread = std::this_thread::get_id();
   gc_fraction = Rf_asReal(fraction);
-  mark_s4 = Rf_asLogical(s4) == TRUE;
   threshold_bytes[static_cast<int>(DeviceType::CUDA)] = -1;
   if (oom_hook_id < 0) {
     oom_hook_id = cuda::add_oom_hook([](int, size_t) {

@@ -35,6 +35,15 @@ Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& 
   return Tensor();
 }
 
+// An R vector or array beside a tensor, on its device; beside a floating tensor it takes the
+// tensor's dtype (as %*% does), so that a float64 tensor and R doubles stay in double precision
+// instead of going through the default float32.
+Tensor array_beside(SEXP data, const Tensor& t) {
+  const std::optional<DType> dtype =
+      is_floating(t.dtype()) ? std::optional<DType>(t.dtype()) : std::nullopt;
+  return from_r(data, dtype, t.device());
+}
+
 }  // namespace
 
 extern "C" SEXP rc_unary(SEXP op, SEXP x) {
@@ -44,15 +53,15 @@ extern "C" SEXP rc_unary(SEXP op, SEXP x) {
 }
 
 // One operand is a tensor; the other may be a tensor, a plain R number, or an R vector or
-// array (converted on the tensor's device, as torch_tensor() would).
+// array (array_beside).
 extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
   RCUDA_BEGIN
   const char* name = name_of(op);
   if (is_tensor(a) && is_tensor(b)) return wrap(binary_op(name, unwrap(a), unwrap(b)));
   if (is_tensor(a) && !is_scalar(b))
-    return wrap(binary_op(name, unwrap(a), from_r(b, std::nullopt, unwrap(a).device())));
+    return wrap(binary_op(name, unwrap(a), array_beside(b, unwrap(a))));
   if (is_tensor(b) && !is_scalar(a))
-    return wrap(binary_op(name, from_r(a, std::nullopt, unwrap(b).device()), unwrap(b)));
+    return wrap(binary_op(name, array_beside(a, unwrap(b)), unwrap(b)));
   if (is_tensor(a)) {
     const Scalar s = scalar_arg(b, name);
     Tensor r = tensor_with_scalar(name, unwrap(a), s);

@@ -71,7 +71,7 @@ topics <- list(
     "Dims are 1-based; indices returned by max, min, argmax and argmin are 1-based."),
   linalg = list("Matrix products and joins",
     c("torch_matmul", "torch_mm", "torch_bmm", "torch_cat", "torch_stack"),
-    "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}: a \\code{matrixOps} method on R 4.3 and later, an S4 method for the class on R 4.2 (which dispatches \\code{\\%*\\%} only on S4 objects)."),
+    "\\code{x \\%*\\% y} is \\code{torch_matmul(x, y)}, through an S4 method for the class: tensors are S4 objects on every R version (R 4.2 dispatches \\code{\\%*\\%} only on S4 objects)."),
   views = list("Shapes, views and selection",
     c("torch_reshape", "torch_flatten", "torch_squeeze", "torch_unsqueeze", "torch_transpose", "torch_t",
       "torch_permute", "torch_narrow", "torch_clone", "torch_index_select", "torch_masked_select",
@@ -96,9 +96,9 @@ usage_of <- function(name) {
   }, character(1))
   paste0(name, "(", paste(parts, collapse = ", "), ")")
 }
-# %*% is an S4 method on R 4.2 (zzz.R); R CMD check wants its signatures documented.
-s4_aliases <- c("\\alias{rcuda_tensor-class}", paste0("\\alias{\\%*\\%,", c("rcuda_tensor,ANY",
-  "ANY,rcuda_tensor", "rcuda_tensor,rcuda_tensor"), "-method}"))
+# The S4 class and methods (R/s4.R); R CMD check wants their signatures documented.
+s4_aliases <- c("\\alias{rcuda_tensor-class}", "\\alias{show,rcuda_tensor-method}",
+  paste0("\\alias{\\%*\\%,", c("rcuda_tensor,ANY", "ANY,rcuda_tensor", "rcuda_tensor,rcuda_tensor"), "-method}"))
 escape <- function(s) gsub("%", "\\\\%", s)
 
 dir.create("man", showWarnings = FALSE)

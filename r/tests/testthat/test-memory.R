@@ -38,8 +38,8 @@ test_that("the OOM hook collects unreachable tensors before failing", {
   skip_if_cuda_not_available()
   old <- .Call(rcuda:::rc_gc_state)
   # With the threshold out of the way, only the OOM hook can free memory.
-  .Call(rcuda:::rc_init, 100, getRversion() < "4.3.0")
-  on.exit(.Call(rcuda:::rc_init, getOption("rcuda.gc_threshold", 0.25), getRversion() < "4.3.0"))
+  .Call(rcuda:::rc_init, 100)
+  on.exit(.Call(rcuda:::rc_init, getOption("rcuda.gc_threshold", 0.25)))
   for (i in 1:300) x <- torch_empty(1e9 / 4, device = "cuda:0")
   expect_gt(cuda_memory_stats("cuda:0")[["num_alloc_retries"]], 0)
 })

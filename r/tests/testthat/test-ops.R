@@ -163,3 +163,31 @@ test_that("a number on the left keeps its precision and promotes as torch", {
   expect_true((2L - i)$dtype == torch_long())
   expect_true((2.5 - torch_tensor(x, dtype = torch_float16()))$dtype == torch_float16())
 })
+
+test_that("every operator matches base R with tensors, numbers and R arrays on either side", {
+  # Operators reach rcuda through S4 methods (Note [Operator dispatch] in R/s4.R), one per
+  # operator and pair of sides; each pair is exercised here.
+  x <- random_array(3, 4) + 2
+  y <- random_array(3, 4) + 2
+  a <- torch_tensor(x, dtype = torch_double())
+  b <- torch_tensor(y, dtype = torch_double())
+  for (op in c("+", "-", "*", "/", "^", "%%", "%/%", "==", "!=", "<", "<=", ">", ">=")) {
+    f <- match.fun(op)
+    expect_equal(as.array(f(a, b)), f(x, y), info = op)
+    expect_equal(as.array(f(a, 1.5)), f(x, 1.5), info = op)
+    expect_equal(as.array(f(1.5, b)), f(1.5, y), info = op)
+    expect_equal(as.array(f(a, y)), f(x, y), info = op)  # an R array on one side
+    expect_equal(as.array(f(x, b)), f(x, y), info = op)
+  }
+  p <- a > 2.5
+  q <- b > 2.5
+  expect_identical(as.array(p & q), x > 2.5 & y > 2.5)
+  expect_identical(as.array(p | q), x > 2.5 | y > 2.5)
+  expect_identical(as.array(p & TRUE), x > 2.5)
+  expect_identical(as.array(FALSE | q), y > 2.5)
+  expect_identical(as.array(!p), !(x > 2.5))
+  expect_equal(as.array(-a), -x)
+  expect_identical(+a, a)
+  expect_true(isS4(a))
+  expect_true(methods::existsMethod("+", c("rcuda_tensor", "rcuda_tensor"), where = rcuda:::operator_methods))
+})
