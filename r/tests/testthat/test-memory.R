@@ -43,3 +43,46 @@ test_that("the OOM hook collects unreachable tensors before failing", {
   for (i in 1:300) x <- torch_empty(1e9 / 4, device = "cuda:0")
   expect_gt(cuda_memory_stats("cuda:0")[["num_alloc_retries"]], 0)
 })
+
+test_that("small tensors, which share finalizers in batches, are freed and keep their values", {
+  # Note [Small tensors share a finalizer] (src/handles.cpp): batches of 64 handles.
+  gc()
+  before <- .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes
+  kept <- list()
+  for (i in 1:5000) {
+    x <- torch_tensor(c(i, -i), dtype = torch_double())  # 16 bytes of storage
+    y <- x * 2
+    if (i %% 97 == 0) kept[[length(kept) + 1]] <- y
+  }
+  rm(x, y)
+  gc()
+  # What stays: the kept tensors and the other members of their batches, plus the batch being
+  # filled: at most 64 handles of at most 256 bytes each per kept tensor, and one batch more.
+  held <- .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes - before
+  expect_lte(held, (length(kept) + 1) * 64 * 256)
+  for (k in seq_along(kept)) {
+    i <- 97 * k
+    expect_identical(as.array(kept[[k]]), c(2 * i, -2 * i))
+  }
+  rm(kept)
+  # Once the kept tensors are gone too, only the batch being filled may hold anything.
+  for (i in 1:200) z <- torch_tensor(1)  # fills and replaces the current batches
+  rm(z)
+  gc()
+  expect_lte(.Call(rcuda:::rc_gc_state)$cpu_allocated_bytes - before, 64 * 256)
+})
+
+test_that("a small view of a large tensor does not keep the large memory in a batch", {
+  gc()
+  before <- .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes
+  local({
+    x <- torch_ones(1000, 1000)  # 4 MB
+    v <- x[1, 1:2]  # two elements, viewing the 4 MB storage
+    rm(x)
+    gc()
+    expect_gte(.Call(rcuda:::rc_gc_state)$cpu_allocated_bytes, before + 4e6)  # v holds it
+    expect_identical(as.array(v), c(1, 1))
+  })
+  gc()
+  expect_lt(.Call(rcuda:::rc_gc_state)$cpu_allocated_bytes, before + 4e6)
+})
