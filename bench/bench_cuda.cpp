@@ -2,6 +2,7 @@
 // shapes): randn, matmul in every precision, copies, memory-bound add and sum, softmax, and the
 // per-op overhead. Prints one `name: value` line per figure (bench/compare.py pairs them with
 // PyTorch's and prints ratios). Device timings are CUDA-event medians after warm-up.
+// Options: --quick (small shapes), --no-cpu, --only randn|matmul|copies|memory|overhead.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -139,10 +140,13 @@ void bench_overhead() {
 
 int main(int argc, char** argv) {
   bool quick = false, cpu = true;
+  std::string only;  // --only GROUP: randn, matmul, copies, memory or overhead
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--no-cpu") == 0) cpu = false;
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
+  auto wanted = [&](const char* group) { return only.empty() || only == group; };
   if (rcuda::cuda::device_count() == 0) {
     std::printf("bench_cuda: no CUDA device (%s)\n", rcuda::cuda::unavailable_reason().c_str());
     return 0;
@@ -150,11 +154,13 @@ int main(int argc, char** argv) {
   const rcuda::cuda::DeviceProperties p = rcuda::cuda::properties(0);
   std::printf("device: %s (sm_%d%d, %d SMs)\n", p.name.c_str(), p.major, p.minor,
               p.multiprocessor_count);
-  bench_randn(quick ? 2000 : 10000, cpu);
-  bench_matmul(quick ? 2048 : 10000);
-  if (p.major * 10 + p.minor >= 89) bench_matmul_8192(quick ? 2048 : 8192);
-  bench_copies();
-  bench_memory_bound(quick ? (int64_t{1} << 24) : (int64_t{1} << 28));
-  bench_overhead();
+  if (wanted("randn")) bench_randn(quick ? 2000 : 10000, cpu);
+  if (wanted("matmul")) {
+    bench_matmul(quick ? 2048 : 10000);
+    if (p.major * 10 + p.minor >= 89) bench_matmul_8192(quick ? 2048 : 8192);
+  }
+  if (wanted("copies")) bench_copies();
+  if (wanted("memory")) bench_memory_bound(quick ? (int64_t{1} << 24) : (int64_t{1} << 28));
+  if (wanted("overhead")) bench_overhead();
   return 0;
 }
