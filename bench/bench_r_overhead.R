@@ -3,7 +3,7 @@
 #   a * 2         a tensor and a number
 #   x$add(y)      the method form
 #   torch_tensor  from a 1000-element double vector, vs base R's `data + 0` (one copy)
-# Each case runs alone, in `rounds` consecutive chunks of 1e5 calls after a warm-up; a chunk's
+# Each case runs alone, in `rounds` consecutive chunks of 1e5 calls after a warm-up chunk; a chunk's
 # mean includes the garbage collections its calls cause (and the finalizers of the tensors they
 # drop), which is what a long R loop pays. Printed: median and minimum over the chunks, and the
 # share of the time R spent collecting (gc.time()).
@@ -32,7 +32,7 @@ cat(sprintf("R-level overhead per call, us (each case alone: %d chunks of %g cal
             rounds, chunk, getRversion()))
 for (name in names(cases)) {
   f <- cases[[name]]
-  for (i in seq_len(5000)) f()  # warm up (and byte-compile)
+  for (i in seq_len(chunk)) f()  # warm up: byte-compile, and let R's heap grow to its steady size
   us <- gc_share <- numeric(rounds)
   for (r in seq_len(rounds)) {
     gc0 <- gc.time()[[1]]
