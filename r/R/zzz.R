@@ -7,12 +7,24 @@ NULL
 .onLoad <- function(libname, pkgname) {
   fraction <- getOption("rcuda.gc_threshold", 0.25)
   .Call(rc_init, as.numeric(fraction))
-  # Note [Operator dispatch] in s4.R: after loadNamespace has finished with the namespace.
-  setHook(packageEvent(pkgname, "onLoad"), function(...) register_operators(), action = "replace")
+  # Note [Operator dispatch] in s4.R: after loadNamespace has finished with the namespace, and
+  # before the user's own hooks for the event.
+  set_operator_hook(pkgname, function(...) register_operators())
 }
 
 .onUnload <- function(libpath) {
+  set_operator_hook("rcuda", NULL)
   unregister_operators()
   .Call(rc_unload)
   library.dynam.unload("rcuda", libpath)
+}
+
+# Replaces rcuda's own hook for the package's onLoad event (one left by an earlier load of the
+# namespace included) with `hook`, or removes it; other hooks for the event stay.
+set_operator_hook <- function(pkgname, hook) {
+  event <- packageEvent(pkgname, "onLoad")
+  others <- Filter(function(h) is.null(attr(h, "rcuda_operator_hook")), getHook(event))
+  if (!is.null(hook)) others <- c(list(structure(hook, rcuda_operator_hook = TRUE)), others)
+  setHook(event, NULL, "replace")
+  for (h in others) setHook(event, h, "append")
 }

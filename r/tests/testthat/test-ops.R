@@ -190,4 +190,7 @@ test_that("every operator matches base R with tensors, numbers and R arrays on e
   expect_identical(+a, a)
   expect_true(isS4(a))
   expect_true(methods::existsMethod("+", c("rcuda_tensor", "rcuda_tensor"), where = rcuda:::operator_methods))
+  # The hook that sets them is there once, whatever other hooks users add for the event.
+  hooks <- getHook(packageEvent("rcuda", "onLoad"))
+  expect_equal(sum(vapply(hooks, function(h) isTRUE(attr(h, "rcuda_operator_hook")), logical(1))), 1)
 })
