@@ -1,6 +1,7 @@
 // Elementwise math, matrix products, joins and reductions. R passes op names; the engine's
 // unary_op/binary_op map names to kernels, so one entry point serves a whole family.
 #include <cstring>
+#include <limits>
 
 #include "rcuda_r.h"
 
@@ -38,10 +39,33 @@ Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& 
 // An R vector or array beside a tensor, on its device; beside a floating tensor it takes the
 // tensor's dtype (as %*% does), so that a float64 tensor and R doubles stay in double precision
 // instead of going through the default float32.
-Tensor array_beside(SEXP data, const Tensor& t) {
+Tensor array_beside(const char* op, SEXP data, const Tensor& t) {
+  const int type = TYPEOF(data);
+  RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP, DTypeError, op,
+              ": cannot combine a tensor with an R ", Rf_type2char(type),
+              " (expected a tensor, or a number, vector or array of double, integer or logical)");
   const std::optional<DType> dtype =
       is_floating(t.dtype()) ? std::optional<DType>(t.dtype()) : std::nullopt;
   return from_r(data, dtype, t.device());
+}
+
+// A single R number beside a tensor. In arithmetic, NA (logical or integer) is NaN beside a
+// floating tensor, as R's own arithmetic gives NA; a comparison or logical op would need a bool
+// NA, which tensors cannot hold, so there NA is an error, as beside any non-floating dtype.
+Scalar number_beside(const char* op, SEXP x, const Tensor& t) {
+  const bool na = (TYPEOF(x) == LGLSXP && LOGICAL(x)[0] == NA_LOGICAL) ||
+                  (TYPEOF(x) == INTSXP && INTEGER(x)[0] == NA_INTEGER);
+  if (!na) return scalar_arg(x, op);
+  static const char* const arithmetic[] = {"add", "sub",       "mul",         "div",
+                                           "pow", "remainder", "floor_divide"};
+  bool is_arithmetic = false;
+  for (const char* a : arithmetic) is_arithmetic = is_arithmetic || std::strcmp(op, a) == 0;
+  RCUDA_CHECK(is_arithmetic, ValueError, op,
+              ": NA has no tensor value here (a bool result cannot hold NA)");
+  RCUDA_CHECK(is_floating(t.dtype()), ValueError, op,
+              ": NA cannot be combined with a tensor of dtype ", dtype_name(t.dtype()),
+              " (only floating dtypes hold NA, as NaN)");
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace
@@ -59,17 +83,17 @@ extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
   const char* name = name_of(op);
   if (is_tensor(a) && is_tensor(b)) return wrap(binary_op(name, unwrap(a), unwrap(b)));
   if (is_tensor(a) && !is_scalar(b))
-    return wrap(binary_op(name, unwrap(a), array_beside(b, unwrap(a))));
+    return wrap(binary_op(name, unwrap(a), array_beside(name, b, unwrap(a))));
   if (is_tensor(b) && !is_scalar(a))
-    return wrap(binary_op(name, array_beside(a, unwrap(b)), unwrap(b)));
+    return wrap(binary_op(name, array_beside(name, a, unwrap(b)), unwrap(b)));
   if (is_tensor(a)) {
-    const Scalar s = scalar_arg(b, name);
+    const Scalar s = number_beside(name, b, unwrap(a));
     Tensor r = tensor_with_scalar(name, unwrap(a), s);
     if (r.defined()) return wrap(std::move(r));
     return wrap(binary_op(name, unwrap(a), number_tensor(s, unwrap(a))));
   }
   const Tensor& t = unwrap(b);
-  return wrap(binary_op(name, number_tensor(scalar_arg(a, name), t), t));
+  return wrap(binary_op(name, number_tensor(number_beside(name, a, t), t), t));
   RCUDA_END
 }
 

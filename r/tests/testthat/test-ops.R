@@ -194,3 +194,17 @@ test_that("every operator matches base R with tensors, numbers and R arrays on e
   hooks <- getHook(packageEvent("rcuda", "onLoad"))
   expect_equal(sum(vapply(hooks, function(h) isTRUE(attr(h, "rcuda_operator_hook")), logical(1))), 1)
 })
+
+test_that("NA beside a tensor: NaN in floating arithmetic, a clear error elsewhere", {
+  a <- torch_tensor(c(1, 2))
+  for (na in list(NA, NA_integer_, NA_real_)) {
+    expect_true(all(is.nan(as.array(a + na))))
+    expect_true(all(is.nan(as.array(na * a))))
+  }
+  expect_error(torch_tensor(1:2) + NA, "NA cannot be combined with a tensor of dtype int64",
+               class = "rcuda_value_error")
+  expect_error(a == NA, "bool result cannot hold NA", class = "rcuda_value_error")
+  expect_error(a & NA, class = "rcuda_value_error")
+  expect_error("x" + a, "add: cannot combine a tensor with an R character", class = "rcuda_dtype_error")
+  expect_error(a - list(1), "sub: cannot combine a tensor with an R list", class = "rcuda_dtype_error")
+})
