@@ -15,16 +15,13 @@ operator_ops <- c(
 )
 
 # Operators normally arrive through their S4 methods (Note [Operator dispatch] in s4.R); this
-# group method serves `!` and any call S4 dispatch passes on.
+# group method serves `!` and any call S4 dispatch passes on. operator_ops names every binary
+# member of the Ops group; its unary members are !, - and +.
 #' @export
 Ops.rcuda_tensor <- function(e1, e2) {
   if (.Generic == "!") return(.Call(rc_unary, "logical_not", e1))
-  op <- operator_ops[.Generic]
-  if (is.na(op)) value_error(.Generic, " is not implemented for rcuda tensors")
-  if (!missing(e2)) return(.Call(rc_binary, op, e1, e2))
-  switch(.Generic, "-" = .Call(rc_unary, "neg", e1), "+" = e1,
-    value_error("unary ", .Generic, " is not implemented for rcuda tensors")
-  )
+  if (missing(e2)) return(if (.Generic == "-") .Call(rc_unary, "neg", e1) else e1)
+  .Call(rc_binary, operator_ops[[.Generic]], e1, e2)
 }
 
 math_names <- c(

@@ -25,33 +25,35 @@ operator_sides <- list(
   c("rcuda_tensor", "ANY"), c("ANY", "rcuda_tensor"), c("rcuda_tensor", "rcuda_tensor")
 )
 
-register_operators <- function(where = operator_methods) {
+# Every operator method, as list(generic, signature, method): the one list that
+# register_operators() sets and unregister_operators() removes.
+operator_method_table <- function() {
   ns <- topenv()
+  table <- list()
   for (sig in operator_sides) {
-    methods::setMethod("%*%", sig, function(x, y) matrix_product(x, y), where = where)
+    table <- c(table, list(list("%*%", sig, function(x, y) matrix_product(x, y))))
     for (operator in names(operator_ops)) {
       method <- eval(bquote(function(e1, e2) .Call(rc_binary, .(operator_ops[[operator]]), e1, e2)))
       environment(method) <- ns
-      methods::setMethod(operator, sig, method, where = where)
+      table <- c(table, list(list(operator, sig, method)))
     }
   }
   unary <- c("rcuda_tensor", "missing")
-  methods::setMethod("-", unary, function(e1, e2) .Call(rc_unary, "neg", e1), where = where)
-  methods::setMethod("+", unary, function(e1, e2) e1, where = where)
+  c(table, list(
+    list("-", unary, function(e1, e2) .Call(rc_unary, "neg", e1)),
+    list("+", unary, function(e1, e2) e1)
+  ))
+}
+
+register_operators <- function(where = operator_methods) {
+  for (m in operator_method_table()) methods::setMethod(m[[1]], m[[2]], m[[3]], where = where)
 }
 
 # .onUnload: the methods call into the package's library, which is about to go.
 unregister_operators <- function(where = operator_methods) {
-  for (sig in operator_sides) {
-    for (operator in c("%*%", names(operator_ops))) {
-      if (methods::existsMethod(operator, sig, where = where)) {
-        methods::removeMethod(operator, sig, where = where)
-      }
-    }
-  }
-  for (operator in c("-", "+")) {
-    if (methods::existsMethod(operator, c("rcuda_tensor", "missing"), where = where)) {
-      methods::removeMethod(operator, c("rcuda_tensor", "missing"), where = where)
+  for (m in operator_method_table()) {
+    if (methods::existsMethod(m[[1]], m[[2]], where = where)) {
+      methods::removeMethod(m[[1]], m[[2]], where = where)
     }
   }
 }

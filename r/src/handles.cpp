@@ -42,11 +42,13 @@ SEXP tensor_class() {
   return cls;
 }
 
+// Deletes what an external pointer owns (a Tensor, or a Batch of them), once.
+template <typename T>
 void finalize(SEXP ptr) {
-  auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(ptr));
-  if (t == nullptr) return;
+  auto* owned = static_cast<T*>(R_ExternalPtrAddr(ptr));
+  if (owned == nullptr) return;
   R_ClearExternalPtr(ptr);
-  delete t;  // noexcept: Storage's destructor gives the bytes back
+  delete owned;  // noexcept: Storage's destructor gives the bytes back
 }
 
 // Note [Small tensors share a finalizer].
@@ -57,13 +59,6 @@ struct Batch {
   Tensor handles[kBatchSize];
   int used = 0;
 };
-
-void finalize_batch(SEXP ptr) {
-  auto* batch = static_cast<Batch*>(R_ExternalPtrAddr(ptr));
-  if (batch == nullptr) return;
-  R_ClearExternalPtr(ptr);
-  delete batch;
-}
 
 // The batch being filled, kept reachable by a preserved list until the next one replaces it.
 SEXP filling_batch() {
@@ -79,7 +74,7 @@ SEXP filling_batch() {
   current = PROTECT(R_MakeExternalPtr(fresh.get(), R_NilValue, R_NilValue));
   fresh.release();
   // Not run when R exits (onexit FALSE): tensors still referenced then point into the batch.
-  R_RegisterCFinalizerEx(current, finalize_batch, FALSE);
+  R_RegisterCFinalizerEx(current, finalize<Batch>, FALSE);
   SET_VECTOR_ELT(holder, 0, current);
   UNPROTECT(1);
   return current;
@@ -89,7 +84,7 @@ SEXP filling_batch() {
 SEXP make_handle(Tensor t) {
   if (t.storage()->nbytes() > kSmallStorageBytes) {
     SEXP ptr = PROTECT(R_MakeExternalPtr(new Tensor(std::move(t)), R_NilValue, R_NilValue));
-    R_RegisterCFinalizerEx(ptr, finalize, TRUE);
+    R_RegisterCFinalizerEx(ptr, finalize<Tensor>, TRUE);
     UNPROTECT(1);
     return ptr;
   }

@@ -19,27 +19,14 @@
 namespace rcuda::backend {
 
 template <typename T>
-struct ComputeTypeOf {
-  using type = T;
-};
-template <>
-struct ComputeTypeOf<Half> {
-  using type = float;
-};
-template <>
-struct ComputeTypeOf<BFloat16> {
-  using type = float;
-};
-template <>
-struct ComputeTypeOf<Float8E4M3FN> {
-  using type = float;
-};
-template <>
-struct ComputeTypeOf<Float8E5M2> {
-  using type = float;
-};
+constexpr bool kIsReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+                                 std::is_same_v<T, Float8E4M3FN> || std::is_same_v<T, Float8E5M2>;
 template <typename T>
-using ComputeType = typename ComputeTypeOf<T>::type;
+constexpr bool kIsFloating = kIsReducedFloat<T> || std::is_floating_point_v<T>;
+
+// The type elementwise math runs in: float for the half and float8 types.
+template <typename T>
+using ComputeType = std::conditional_t<kIsReducedFloat<T>, float, T>;
 
 template <typename T>
 struct AccumulateTypeOf {
@@ -64,12 +51,6 @@ struct AccumulateTypeOf<BFloat16> {
 template <typename T>
 using AccumulateType = typename AccumulateTypeOf<T>::type;
 
-template <typename T>
-constexpr bool kIsReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
-                                 std::is_same_v<T, Float8E4M3FN> || std::is_same_v<T, Float8E5M2>;
-template <typename T>
-constexpr bool kIsFloating = kIsReducedFloat<T> || std::is_floating_point_v<T>;
-
 // Value conversion between any two element types (through float for the half types).
 template <typename To, typename From>
 RCUDA_HOST_DEVICE inline To convert(From v) {
@@ -90,34 +71,35 @@ RCUDA_HOST_DEVICE inline To convert(From v) {
 }
 
 // Integer arithmetic that wraps on overflow, as torch's does, without C++'s undefined behaviour
-// for signed overflow: computed in the unsigned type of the same width. Other types as usual.
+// for signed overflow: computed in an unsigned type at least as wide as T and as unsigned int
+// (narrower ones would promote to int, where products can overflow), then truncated to T.
+// Other types compute as usual.
+template <typename T>
+constexpr bool kWraps = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T>
+using WrapType =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
 template <typename T>
 RCUDA_HOST_DEVICE inline T wrapping_add(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
+  if constexpr (kWraps<T>)
+    return static_cast<T>(WrapType<T>(a) + WrapType<T>(b));
+  else
     return static_cast<T>(a + b);
-  }
 }
 template <typename T>
 RCUDA_HOST_DEVICE inline T wrapping_sub(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-  } else {
+  if constexpr (kWraps<T>)
+    return static_cast<T>(WrapType<T>(a) - WrapType<T>(b));
+  else
     return static_cast<T>(a - b);
-  }
 }
 template <typename T>
 RCUDA_HOST_DEVICE inline T wrapping_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // uint8 promotes to int, where 255 * 255 still fits; wider types multiply unsigned.
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
+  if constexpr (kWraps<T>)
+    return static_cast<T>(WrapType<T>(a) * WrapType<T>(b));
+  else
     return static_cast<T>(a * b);
-  }
 }
 
 [[noreturn]] inline void float8_unsupported(DType dtype) {

@@ -1,6 +1,6 @@
 // Scalar arithmetic that the CPU and CUDA backends share, so both give the same answers:
 // integer powers (wrapping, with torch's rule for negative exponents) and Python-style
-// floating remainder.
+// integer and floating remainders.
 #pragma once
 
 #include <cmath>
@@ -29,6 +29,20 @@ RCUDA_HOST_DEVICE inline T integer_pow(T base, T exponent) {
     exponent >>= 1;
   }
   return result;
+}
+
+// Integer remainder with the divisor's sign, for b != 0: each backend decides what a zero
+// divisor means (the CPU throws; a GPU kernel cannot, and gives 0).
+template <typename T>
+RCUDA_HOST_DEVICE inline T integer_remainder_nonzero(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return 0;  // avoids INT_MIN % -1, which traps
+    T mod = a % b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+    return mod;
+  } else {
+    return a % b;
+  }
 }
 
 // The divisor's sign, as Python and torch: fmod, then shifted by b when the signs differ.

@@ -97,22 +97,20 @@ RCUDA_HOST_DEVICE inline Uint4 philox4x32_10(Uint4 counter, uint32_t key0, uint3
 
 namespace detail {
 
-// The Philox output block b for the call identified by (seed, offset); see Note [Philox stream].
-RCUDA_HOST_DEVICE inline Uint4 block(uint64_t seed, uint64_t offset, uint64_t b) {
-  const Uint4 ctr{static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32),
-                  static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32)};
-  return philox4x32_10(ctr, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-}
-
 RCUDA_HOST_DEVICE inline RoundKeys seed_keys(uint64_t seed) {
   return round_keys(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
-// block(seed, offset, b) with the seed's round keys computed beforehand.
+// The Philox output block b for the call identified by (seed, offset), with the seed's round
+// keys (seed_keys) computed once per fill; see Note [Philox stream].
 RCUDA_HOST_DEVICE inline Uint4 block(const RoundKeys& keys, uint64_t offset, uint64_t b) {
   const Uint4 ctr{static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32),
                   static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32)};
   return philox4x32_10(ctr, keys);
+}
+
+RCUDA_HOST_DEVICE inline Uint4 block(uint64_t seed, uint64_t offset, uint64_t b) {
+  return block(seed_keys(seed), offset, b);
 }
 
 // Selects without indexing, so nvcc keeps the block in registers instead of local memory.

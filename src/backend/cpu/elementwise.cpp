@@ -17,14 +17,7 @@ using backend::integer_pow;
 template <typename T>
 T integer_remainder(T a, T b) {
   if (b == 0) throw ValueError("remainder: integer division by zero");
-  if constexpr (std::is_signed_v<T>) {
-    if (b == -1) return 0;  // avoids INT_MIN % -1, which traps
-    T mod = a % b;
-    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
-    return mod;
-  } else {
-    return a % b;
-  }
+  return backend::integer_remainder_nonzero(a, b);
 }
 
 template <typename C>

@@ -111,15 +111,7 @@ template <typename C>
 __device__ C integer_remainder(C a, C b) {
   // Division by zero is undefined on the GPU; the result is 0 rather than a trap. (The CPU
   // backend throws, since it can see the data; checking here would cost a device sync.)
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<C>) {
-    if (b == -1) return 0;
-    C mod = a % b;
-    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
-    return mod;
-  } else {
-    return a % b;
-  }
+  return b == 0 ? C(0) : backend::integer_remainder_nonzero(a, b);
 }
 
 template <typename C>
