@@ -1,6 +1,7 @@
 // Everything a C++ user of rcuda needs.
 #pragma once
 
+#include "rcuda/autograd/api.h"
 #include "rcuda/backend/backend.h"
 #include "rcuda/core/device.h"
 #include "rcuda/core/dtype.h"
@@ -14,4 +15,5 @@
 #include "rcuda/ops/linalg.h"
 #include "rcuda/ops/random.h"
 #include "rcuda/ops/reduction.h"
+#include "rcuda/tensor/autograd_meta.h"
 #include "rcuda/tensor/tensor.h"

@@ -4,7 +4,7 @@
 #include "ops_util.h"
 #include "rcuda/ops/creation.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return dst;
@@ -80,4 +80,4 @@ Scalar item(const Tensor& t) {
   }
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -7,7 +7,7 @@
 #include "ops_util.h"
 #include "rcuda/ops/copy.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 Tensor empty(const Shape& shape, TensorOptions o) {
   return Tensor::empty(shape, o.dtype, o.device);
@@ -80,4 +80,4 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
   return full({}, value, {dtype, device});
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -8,7 +8,7 @@
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 namespace {
 
 using ops::backend_of;
@@ -333,4 +333,4 @@ Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   return binary(info.op, info.name, a, b);
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -17,7 +17,7 @@
 #include "rcuda/ops/elementwise.h"
 #include "rcuda/ops/reduction.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 Tensor floor_divide(const Tensor& a, const Tensor& b) {
   const DType dtype = ops::result_type({a, b});
@@ -44,4 +44,4 @@ Tensor floor_divide(const Tensor& a, const Scalar& b) {
   return floor_divide(a, scalar_tensor(b, ops::result_type({a}, {b}), a.device()));
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

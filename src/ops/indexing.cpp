@@ -10,7 +10,7 @@
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/reduction.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 namespace {
 
 void check_index_dtype(const char* op, const Tensor& index) {
@@ -292,4 +292,4 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   return out;
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

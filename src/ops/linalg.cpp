@@ -13,7 +13,7 @@
 
 #include "ops_util.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 namespace {
 
 using ops::backend_of;
@@ -261,4 +261,4 @@ Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const 
   return out;
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

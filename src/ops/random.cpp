@@ -36,6 +36,10 @@ Generator& default_generator() {
   return *generator;
 }
 
+}  // namespace rcuda
+
+namespace rcuda::ops {
+
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
 namespace {
@@ -128,4 +132,4 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
   });
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

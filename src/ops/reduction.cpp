@@ -11,7 +11,7 @@
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/elementwise.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 namespace {
 
 // Which dims of x a reduction covers (true = reduced): dims wrapped, an empty list meaning
@@ -226,4 +226,4 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
   return out;
 }
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

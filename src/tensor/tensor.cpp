@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "rcuda/core/error.h"
+#include "rcuda/tensor/autograd_meta.h"
 
 namespace rcuda {
 
@@ -57,6 +58,84 @@ void* Tensor::data_ptr() const {
   return base == nullptr ? nullptr : base + impl_->offset * static_cast<int64_t>(element_size());
 }
 
-Tensor Tensor::alias() const { return Tensor(std::make_shared<TensorImpl>(*impl_)); }
+Tensor Tensor::alias() const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = impl_->storage;
+  impl->shape = impl_->shape;
+  impl->strides = impl_->strides;
+  impl->offset = impl_->offset;
+  impl->dtype = impl_->dtype;
+  return Tensor(std::move(impl));
+}
+
+// ---- autograd state ----------------------------------------------------------------------
+
+namespace {
+thread_local bool grad_mode_enabled = true;
+ViewHook view_hook = nullptr;
+const std::shared_ptr<autograd::Node> no_node;
+}  // namespace
+
+bool GradMode::is_enabled() { return grad_mode_enabled; }
+void GradMode::set_enabled(bool enabled) { grad_mode_enabled = enabled; }
+void set_view_hook(ViewHook hook) { view_hook = hook; }
+
+Tensor record_view(const Tensor& base, Tensor view, const ViewSpec& spec) {
+  if (base.autograd_meta() != nullptr && view_hook != nullptr && grad_mode_enabled)
+    view_hook(base, view, spec);
+  return view;
+}
+
+AutogradMeta& Tensor::ensure_autograd_meta() const {
+  if (!impl_->autograd) impl_->autograd = std::make_shared<AutogradMeta>();
+  return *impl_->autograd;
+}
+
+bool Tensor::requires_grad() const {
+  const AutogradMeta* m = impl_->autograd.get();
+  return m != nullptr && (m->requires_grad || m->grad_fn != nullptr);
+}
+
+const Tensor& Tensor::requires_grad_(bool requires_grad) const {
+  if (requires_grad) {
+    RCUDA_CHECK(is_floating(dtype()), DTypeError,
+                "requires_grad_: only floating point tensors can require gradients, got ",
+                dtype_name(dtype()));
+    RCUDA_CHECK(dtype() != DType::Float8E4M3FN && dtype() != DType::Float8E5M2, DTypeError,
+                "requires_grad_: float8 tensors cannot require gradients (",
+                dtype_name(dtype()), " is a storage dtype)");
+  }
+  AutogradMeta* m = impl_->autograd.get();
+  if (m != nullptr && m->grad_fn != nullptr) {
+    RCUDA_CHECK(requires_grad, ValueError,
+                "requires_grad_: you can only change requires_grad of leaf tensors; this one "
+                "was produced by an op that recorded a gradient (use detach())");
+    return *this;
+  }
+  if (m == nullptr && !requires_grad) return *this;
+  ensure_autograd_meta().requires_grad = requires_grad;
+  return *this;
+}
+
+bool Tensor::is_leaf() const {
+  return impl_->autograd == nullptr || impl_->autograd->grad_fn == nullptr;
+}
+
+Tensor Tensor::grad() const { return impl_->autograd ? impl_->autograd->grad : Tensor(); }
+
+void Tensor::set_grad(const Tensor& grad) const {
+  if (grad.defined()) {
+    RCUDA_CHECK(grad.shape() == shape(), ShapeError, "set_grad: gradient of shape ",
+                shape_str(grad.shape()), " for a tensor of shape ", shape_str(shape()));
+    RCUDA_CHECK(grad.device() == device(), DeviceError, "set_grad: gradient on ",
+                grad.device().str(), " for a tensor on ", device().str());
+  }
+  if (!grad.defined() && impl_->autograd == nullptr) return;
+  ensure_autograd_meta().grad = grad;
+}
+
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  return impl_->autograd ? impl_->autograd->grad_fn : no_node;
+}
 
 }  // namespace rcuda

@@ -3,17 +3,34 @@
 #include <algorithm>
 
 #include "rcuda/core/error.h"
+#include "rcuda/tensor/autograd_meta.h"
 #include "rcuda/tensor/tensor.h"
 
 namespace rcuda {
 namespace {
 
-Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
+// Every view below ends here, so that autograd sees each one (Note [Views record through a
+// hook] in autograd_meta.h).
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset,
+                 const ViewSpec& spec) {
   Tensor v = base.alias();
   v.impl()->shape = std::move(shape);
   v.impl()->strides = std::move(strides);
   v.impl()->offset = offset;
-  return v;
+  return record_view(base, std::move(v), spec);
+}
+
+ViewSpec spec_of(ViewKind kind, int64_t dim0 = 0, int64_t dim1 = 0) {
+  ViewSpec s;
+  s.kind = kind;
+  s.dim0 = dim0;
+  s.dim1 = dim1;
+  return s;
+}
+
+// A view that keeps shape and strides (t() of a vector, squeeze of a non-1 dim).
+Tensor same_view(const Tensor& base) {
+  return make_view(base, base.shape(), base.strides(), base.offset(), spec_of(ViewKind::View));
 }
 
 }  // namespace
@@ -85,7 +102,7 @@ Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t of
               " sizes but ", strides.size(), " strides");
   checked_numel(shape, "as_strided");
   RCUDA_CHECK(offset >= 0, IndexError, "as_strided: negative offset ", offset);
-  return make_view(*this, shape, strides, offset);
+  return make_view(*this, shape, strides, offset, spec_of(ViewKind::AsStrided));
 }
 
 Tensor Tensor::view(const Shape& shape) const {
@@ -94,7 +111,7 @@ Tensor Tensor::view(const Shape& shape) const {
   RCUDA_CHECK(compute_view_strides(impl_->shape, impl_->strides, target, &strides), ShapeError,
               "view: size ", shape_str(target), " is not compatible with the strides of a ",
               shape_str(impl_->shape), " tensor; use reshape (which copies) instead");
-  return make_view(*this, target, strides, impl_->offset);
+  return make_view(*this, target, strides, impl_->offset, spec_of(ViewKind::View));
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
@@ -111,23 +128,25 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
     shape[i] = impl_->shape[d];
     strides[i] = impl_->strides[d];
   }
-  return make_view(*this, shape, strides, impl_->offset);
+  ViewSpec spec = spec_of(ViewKind::Permute);
+  spec.dims = dims;
+  return make_view(*this, shape, strides, impl_->offset, spec);
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
-  if (dim() == 0) return alias();
+  if (dim() == 0) return same_view(*this);
   const int64_t a = wrap_dim(dim0, dim(), "transpose"), b = wrap_dim(dim1, dim(), "transpose");
   Shape shape = impl_->shape;
   Strides strides = impl_->strides;
   std::swap(shape[a], shape[b]);
   std::swap(strides[a], strides[b]);
-  return make_view(*this, shape, strides, impl_->offset);
+  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::Transpose, a, b));
 }
 
 Tensor Tensor::t() const {
   RCUDA_CHECK(dim() <= 2, ShapeError, "t: expects a tensor of at most 2 dims, got ", dim(),
               " dims (use transpose or permute)");
-  return dim() < 2 ? alias() : transpose(0, 1);
+  return dim() < 2 ? same_view(*this) : transpose(0, 1);
 }
 
 Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) const {
@@ -144,7 +163,11 @@ Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) con
   Strides strides = impl_->strides;
   shape[d] = (end - start + step - 1) / step;
   strides[d] = impl_->strides[d] * step;
-  return make_view(*this, shape, strides, impl_->offset + start * impl_->strides[d]);
+  ViewSpec spec = spec_of(ViewKind::Slice, d);
+  spec.start = start;
+  spec.end = end;
+  spec.step = step;
+  return make_view(*this, shape, strides, impl_->offset + start * impl_->strides[d], spec);
 }
 
 Tensor Tensor::select(int64_t dim_, int64_t index) const {
@@ -158,7 +181,9 @@ Tensor Tensor::select(int64_t dim_, int64_t index) const {
   Strides strides = impl_->strides;
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(*this, shape, strides, impl_->offset + index * impl_->strides[d]);
+  ViewSpec spec = spec_of(ViewKind::Select, d);
+  spec.start = index;
+  return make_view(*this, shape, strides, impl_->offset + index * impl_->strides[d], spec);
 }
 
 Tensor Tensor::narrow(int64_t dim_, int64_t start, int64_t length) const {
@@ -192,7 +217,7 @@ Tensor Tensor::expand(const Shape& shape) const {
     out_shape[i] = want;
     out_strides[i] = (j >= 0 && have == want) ? impl_->strides[j] : 0;
   }
-  return make_view(*this, out_shape, out_strides, impl_->offset);
+  return make_view(*this, out_shape, out_strides, impl_->offset, spec_of(ViewKind::Expand));
 }
 
 Tensor Tensor::squeeze() const {
@@ -203,18 +228,18 @@ Tensor Tensor::squeeze() const {
     shape.push_back(impl_->shape[i]);
     strides.push_back(impl_->strides[i]);
   }
-  return make_view(*this, shape, strides, impl_->offset);
+  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::View));
 }
 
 Tensor Tensor::squeeze(int64_t dim_) const {
-  if (dim() == 0) return alias();
+  if (dim() == 0) return same_view(*this);
   const int64_t d = wrap_dim(dim_, dim(), "squeeze");
-  if (impl_->shape[d] != 1) return alias();
+  if (impl_->shape[d] != 1) return same_view(*this);
   Shape shape = impl_->shape;
   Strides strides = impl_->strides;
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(*this, shape, strides, impl_->offset);
+  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::View));
 }
 
 Tensor Tensor::unsqueeze(int64_t dim_) const {
@@ -224,7 +249,7 @@ Tensor Tensor::unsqueeze(int64_t dim_) const {
   const int64_t stride = d < dim() ? impl_->shape[d] * impl_->strides[d] : 1;
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
-  return make_view(*this, shape, strides, impl_->offset);
+  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::View));
 }
 
 Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
@@ -248,7 +273,9 @@ Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   }
   shape.push_back(length);
   strides.push_back(impl_->strides[a] + impl_->strides[b]);
-  return make_view(*this, shape, strides, start);
+  ViewSpec spec = spec_of(ViewKind::Diagonal, a, b);
+  spec.start = offset;
+  return make_view(*this, shape, strides, start, spec);
 }
 
 }  // namespace rcuda

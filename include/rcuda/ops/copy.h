@@ -4,7 +4,7 @@
 #include "rcuda/core/scalar.h"
 #include "rcuda/tensor/tensor.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 // dst <- src (broadcast to dst's shape), converting dtype and crossing devices; returns dst.
 const Tensor& copy_(const Tensor& dst, const Tensor& src);
@@ -20,4 +20,4 @@ Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
 // The value of a one-element tensor (ValueError otherwise), as double/int64/bool per dtype.
 Scalar item(const Tensor& t);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

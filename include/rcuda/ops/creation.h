@@ -15,6 +15,12 @@ struct TensorOptions {
   TensorOptions(DType d, Device dev = Device()) : dtype(d), device(dev) {}  // NOLINT
 };
 
+}  // namespace rcuda
+
+// The no-grad layer (Note [Two layers of ops] in docs/autograd.md): rcuda::ops::* never
+// records; the public rcuda::* functions (rcuda/autograd/api.h) record, then call these.
+namespace rcuda::ops {
+
 Tensor empty(const Shape& shape, TensorOptions options = {});
 Tensor zeros(const Shape& shape, TensorOptions options = {});
 Tensor ones(const Shape& shape, TensorOptions options = {});
@@ -41,4 +47,4 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device = Device())
 // Writes value into every element of t (a view is filled in place); returns t.
 const Tensor& fill_(const Tensor& t, const Scalar& value);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

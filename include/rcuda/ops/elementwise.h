@@ -8,7 +8,7 @@
 #include "rcuda/core/scalar.h"
 #include "rcuda/tensor/tensor.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 // Unary. Floating functions of integral or bool input return float32, as torch.
 Tensor neg(const Tensor& x);
@@ -87,4 +87,4 @@ DType result_type(const Tensor& a, const Scalar& b);
 Tensor unary_op(const char* name, const Tensor& x);
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -6,7 +6,7 @@
 #include "rcuda/core/scalar.h"
 #include "rcuda/tensor/tensor.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 // Joins along dim; dtypes promote; 1-D empty tensors are skipped, as torch.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
@@ -29,4 +29,4 @@ Tensor nonzero(const Tensor& x);
 // int64 classes in [0, num_classes) -> int64 one-hot in a new last dim; -1 infers max + 1.
 Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

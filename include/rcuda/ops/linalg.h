@@ -6,7 +6,7 @@
 #include "rcuda/core/scalar.h"
 #include "rcuda/tensor/tensor.h"
 
-namespace rcuda {
+namespace rcuda::ops {
 
 // torch.matmul: 1-D x 1-D dot, 2-D x 2-D product, batched with broadcast batch dims,
 // 1-D operands promoted to a matrix and the added dim removed afterwards.
@@ -26,4 +26,4 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const Tensor& scale_b,
                  DType out_dtype = DType::BFloat16);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -28,6 +28,11 @@ class Generator {
 
 // The process-wide generator (shared by all devices, so a seed reproduces across them).
 Generator& default_generator();
+
+}  // namespace rcuda
+
+namespace rcuda::ops {
+
 void manual_seed(uint64_t seed);
 
 Tensor rand(const Shape& shape, TensorOptions options = {});   // U[0, 1)
@@ -40,4 +45,4 @@ Tensor normal(double mean, double std, const Shape& shape, TensorOptions options
 const Tensor& uniform_(const Tensor& t, double low = 0, double high = 1);
 const Tensor& normal_(const Tensor& t, double mean = 0, double std = 1);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -9,8 +9,10 @@
 #include "rcuda/tensor/tensor.h"
 
 namespace rcuda {
-
 using Dims = std::vector<int64_t>;
+}  // namespace rcuda
+
+namespace rcuda::ops {
 
 Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false,
            std::optional<DType> dtype = std::nullopt);
@@ -38,4 +40,4 @@ Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor cumsum(const Tensor& x, int64_t dim);
 
-}  // namespace rcuda
+}  // namespace rcuda::ops

@@ -2,7 +2,9 @@
 // Several tensors (views) share one Storage.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "rcuda/memory/allocator.h"
@@ -26,12 +28,21 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return allocator_ != nullptr ? allocator_->device() : device_; }
 
+  // Note [Version counter]: every in-place write to these bytes (copy_, fill_, add_, an
+  // optimizer step, ...) bumps the version. Autograd records the version of each tensor it
+  // saves for backward and refuses to use it once the version has moved, so an in-place change
+  // of a saved tensor is an error naming the op, never a silently wrong gradient. Views share
+  // the storage, so they share the counter, as PyTorch's views share theirs.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   void* data_;
   size_t nbytes_;
   Allocator* allocator_ = nullptr;
   Device device_;
   std::shared_ptr<void> keep_alive_;
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace rcuda

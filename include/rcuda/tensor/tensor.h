@@ -14,8 +14,13 @@
 
 namespace rcuda {
 
-// Filled in by the autograd layer; the tensor layer only keeps the slot.
+// Filled in by the autograd layer; the tensor layer only keeps the slot
+// (rcuda/tensor/autograd_meta.h, Note [Autograd metadata]).
 struct AutogradMeta;
+struct ViewSpec;
+namespace autograd {
+class Node;
+}
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
@@ -77,14 +82,33 @@ class Tensor {
   Tensor squeeze(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
-  // Sets shape/strides/offset/dtype on a new handle sharing this storage (internal use).
+  // A new handle sharing this storage, shape, strides, offset and dtype, without autograd
+  // metadata (internal use: the caller rewrites the metadata).
   Tensor alias() const;
+
+  // ---- autograd state (the autograd layer records and runs backward: rcuda/autograd.h) ----
+  // A leaf with requires_grad set, or the output of a recorded op.
+  bool requires_grad() const;
+  // Sets the flag on a leaf; DTypeError for non-floating tensors, ValueError for non-leaves
+  // when turning it off (as torch). Returns *this.
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  bool is_leaf() const;
+  // The accumulated gradient of a leaf (or of a non-leaf that retains its gradient).
+  Tensor grad() const;
+  void set_grad(const Tensor& grad) const;
+  // The node that produced this tensor; null for leaves.
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  AutogradMeta* autograd_meta() const { return impl_->autograd.get(); }
+  AutogradMeta& ensure_autograd_meta() const;
 
  private:
   std::shared_ptr<TensorImpl> impl_;
 };
 
 // Returns the strides that `view(new_shape)` would give, or false when a copy is needed.
+// The view hook's entry (Note [Views record through a hook] in autograd_meta.h).
+Tensor record_view(const Tensor& base, Tensor view, const ViewSpec& spec);
+
 bool compute_view_strides(const Shape& old_shape, const Strides& old_strides,
                           const Shape& new_shape, Strides* new_strides);
 // Resolves one -1 in `shape` for `numel` elements; ShapeError naming `op` otherwise.
