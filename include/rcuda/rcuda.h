@@ -1,6 +1,7 @@
 // Everything a C++ user of rcuda needs.
 #pragma once
 
+#include "rcuda/autograd.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/backend/backend.h"
 #include "rcuda/core/device.h"

@@ -8,6 +8,7 @@ namespace rcuda::ops {
 
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return dst;
+  dst.storage()->bump_version();  // Note [Version counter] in rcuda/tensor/storage.h
   Tensor from = src.shape() == dst.shape() ? src : src.expand(dst.shape());
   if (dst.storage() == from.storage() && dst.dtype() == from.dtype() &&
       dst.offset() == from.offset() && dst.strides() == from.strides())

@@ -28,7 +28,9 @@ Tensor full_like(const Tensor& t, const Scalar& v) {
 }
 
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
-  if (t.numel() > 0) ops::backend_of(t).fill(t, value);
+  if (t.numel() == 0) return t;
+  t.storage()->bump_version();  // Note [Version counter] in rcuda/tensor/storage.h
+  ops::backend_of(t).fill(t, value);
   return t;
 }
 

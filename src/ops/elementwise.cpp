@@ -298,6 +298,7 @@ const Tensor& binary_inplace(BinaryOp op, const char* name, const Tensor& self,
               shape_str(broadcast_shapes(self.shape(), other.shape(), name)),
               " does not match the tensor's shape ", shape_str(self.shape()));
   if (self.numel() == 0) return self;
+  self.storage()->bump_version();  // Note [Version counter] in rcuda/tensor/storage.h
   if (result != self.dtype()) {
     // Mixed dtypes (int32 += float16 is refused above; float32 += float64 computes in float64):
     // compute in the promoted dtype, then write back.
@@ -327,6 +328,8 @@ DType result_type(const Tensor& a, const Tensor& b) { return ops::result_type({a
 DType result_type(const Tensor& a, const Scalar& b) { return ops::result_type({a}, {b}); }
 
 Tensor unary_op(const char* name, const Tensor& x) { return unary(name, x); }
+UnaryOp unary_op_from_name(const char* name) { return unary_info(name).op; }
+BinaryOp binary_op_from_name(const char* name) { return binary_info(name).op; }
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);  // composed, no kernel
   const BinaryInfo& info = binary_info(name);

@@ -49,6 +49,7 @@ namespace {
 template <typename Fill>
 const Tensor& fill_random(const Tensor& t, Fill fill) {
   if (t.numel() == 0) return t;
+  t.storage()->bump_version();  // Note [Version counter] in rcuda/tensor/storage.h
   const auto [seed, offset] = default_generator().next();
   if (t.is_contiguous()) {
     fill(t, seed, offset);

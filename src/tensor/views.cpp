@@ -17,6 +17,7 @@ Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offse
   v.impl()->shape = std::move(shape);
   v.impl()->strides = std::move(strides);
   v.impl()->offset = offset;
+  v.impl()->is_view = true;
   return record_view(base, std::move(v), spec);
 }
 

@@ -1,6 +1,14 @@
-// The public op API: rcuda::add, rcuda::matmul, ... Each function records a node for backward
-// when grad mode is on and an input requires grad, then runs the no-grad op of rcuda::ops.
+// The public op API: rcuda::add, rcuda::matmul, ... (Note [Two layers of ops] in
+// docs/autograd.md). A differentiable function records a node for backward when grad mode is on
+// and an input requires grad, then runs the no-grad op of rcuda::ops; each op's contract
+// (arguments, dtypes, errors) is documented once, in rcuda/ops/<family>.h. Ops without a
+// gradient (comparisons, creation, indices) are the rcuda::ops functions themselves.
 #pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -11,6 +19,141 @@
 #include "rcuda/ops/reduction.h"
 
 namespace rcuda {
-// Transitional: the recording functions replace this directive family by family.
-using namespace ::rcuda::ops;  // NOLINT
+
+// ---- elementwise (rcuda/ops/elementwise.h); gradients in src/autograd/grads/unary.cpp, binary.cpp
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor pow(const Tensor& x, const Scalar& exponent);
+Tensor unary_op(const char* name, const Tensor& x);
+using ops::logical_not;
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor add(const Tensor& a, const Scalar& b);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Scalar& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Scalar& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Scalar& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
+Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
+// Integer-valued results: no gradient flows through them (as torch's, which are zero).
+using ops::eq;
+using ops::floor_divide;
+using ops::ge;
+using ops::gt;
+using ops::le;
+using ops::logical_and;
+using ops::logical_or;
+using ops::logical_xor;
+using ops::lt;
+using ops::ne;
+using ops::result_type;
+
+// In place: a leaf that requires grad is refused while grad mode is on; a tensor changed in
+// place takes the op into its history (views excepted: docs/autograd.md).
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+const Tensor& mul_(const Tensor& self, const Tensor& other);
+
+// ---- copies, conversions, views by copy (rcuda/ops/copy.h); grads/copy.cpp -----------------
+const Tensor& copy_(const Tensor& dst, const Tensor& src);
+Tensor to(const Tensor& t, DType dtype);
+Tensor to(const Tensor& t, Device device);
+Tensor to(const Tensor& t, Device device, DType dtype);
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+Tensor reshape(const Tensor& t, const Shape& shape);
+Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+using ops::item;
+
+// ---- creation and random numbers (no gradient) ---------------------------------------------
+using ops::arange;
+using ops::empty;
+using ops::empty_like;
+using ops::eye;
+using ops::from_data;
+using ops::full;
+using ops::full_like;
+using ops::linspace;
+using ops::manual_seed;
+using ops::normal;
+using ops::normal_;
+using ops::ones;
+using ops::ones_like;
+using ops::rand;
+using ops::randint;
+using ops::randn;
+using ops::scalar_tensor;
+using ops::uniform_;
+using ops::zeros;
+using ops::zeros_like;
+const Tensor& fill_(const Tensor& t, const Scalar& value);
+
+// ---- reductions (rcuda/ops/reduction.h); grads/reduction.cpp --------------------------------
+Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false,
+           std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+using ops::all;
+using ops::any;
+using ops::argmax;
+using ops::argmin;
+using ops::cumsum;
+using ops::log_softmax;
+using ops::logsumexp;
+using ops::max;
+using ops::min;
+using ops::norm;
+using ops::prod;
+using ops::softmax;
+using ops::std;
+using ops::var;
+
+// ---- matrix products (rcuda/ops/linalg.h); grads/linalg.cpp --------------------------------
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+using ops::scaled_mm;
+
+// ---- joining, splitting, indexing (rcuda/ops/indexing.h); grads/indexing.cpp ----------------
+using ops::cat;
+using ops::chunk;
+using ops::gather;
+using ops::index_select;
+using ops::masked_fill;
+using ops::masked_select;
+using ops::nonzero;
+using ops::one_hot;
+using ops::scatter;
+using ops::scatter_add;
+using ops::split;
+using ops::stack;
+
 }  // namespace rcuda

@@ -27,14 +27,13 @@ using GradHook = std::function<Tensor(const Tensor&)>;
 struct AutogradMeta {
   bool requires_grad = false;  // set by the user on leaves
   bool retains_grad = false;   // non-leaves: keep the gradient in `grad`
-  // True when this tensor shares storage with another that autograd tracks (a view): in-place
-  // ops on it would have to rewrite its base's history too, which rcuda refuses (autograd.md).
-  bool is_view = false;
   uint32_t output_nr = 0;  // which output of grad_fn this tensor is
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;
   // The node that adds into a leaf's `grad`; weak, since the graph (not the leaf) owns it.
   std::weak_ptr<autograd::Node> grad_accumulator;
+  // A leaf's hooks (a non-leaf's live on its grad_fn, which it owns).
+  std::vector<GradHook> hooks;
 };
 
 // Note [Grad mode]: thread-local; when off, no op records a node (inference, optimizer steps,

@@ -28,6 +28,8 @@ struct TensorImpl {
   Strides strides;     // in elements
   int64_t offset = 0;  // in elements, from storage->data()
   DType dtype = DType::Float32;
+  // Made by a view method (shares storage with the tensor it was taken from).
+  bool is_view = false;
   std::shared_ptr<AutogradMeta> autograd;
 };
 
@@ -63,6 +65,8 @@ class Tensor {
   TensorImpl* impl() const { return impl_.get(); }
   // Same tensor object (not equal values).
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  // How many handles share this TensorImpl (autograd steals a gradient nobody else holds).
+  long use_count() const { return impl_.use_count(); }
 
   // ---- views (no copy) -------------------------------------------------------------------
   Tensor as_strided(const Shape& shape, const Strides& strides, int64_t offset) const;
@@ -93,6 +97,7 @@ class Tensor {
   // when turning it off (as torch). Returns *this.
   const Tensor& requires_grad_(bool requires_grad = true) const;
   bool is_leaf() const;
+  bool is_view() const { return impl_->is_view; }
   // The accumulated gradient of a leaf (or of a non-leaf that retains its gradient).
   Tensor grad() const;
   void set_grad(const Tensor& grad) const;

@@ -1,0 +1,43 @@
+// Autograd: gradients of tensors that require them, recorded by the public ops (rcuda::add,
+// rcuda::matmul, ...; rcuda/autograd/api.h) and computed by a backward pass over the graph.
+//
+//   Tensor w = randn({3, 4}).requires_grad_();
+//   Tensor loss = sum(relu(matmul(x, w)));
+//   autograd::backward(loss);          // w.grad() now holds d loss / d w
+//
+// docs/autograd.md explains how ops record, where formulas live and what is checked.
+#pragma once
+
+#include <optional>
+
+#include "rcuda/autograd/node.h"
+#include "rcuda/tensor/autograd_meta.h"
+#include "rcuda/tensor/tensor.h"
+
+namespace rcuda::autograd {
+
+// Gradients of `outputs` (with `grad_outputs`, or ones for one-element outputs) accumulated into
+// the `grad` of every leaf that requires grad. The graph is freed unless retain_graph.
+// ValueError when an output does not require grad; ShapeError for a grad_output of the wrong
+// shape; a second backward through a freed graph is a ValueError naming the node.
+void backward(const TensorList& outputs, const TensorList& grad_outputs = {},
+              bool retain_graph = false);
+void backward(const Tensor& output, const Tensor& grad_output = Tensor(),
+              bool retain_graph = false);
+
+// Gradients of `outputs` with respect to `inputs`, returned rather than accumulated: no `grad`
+// changes. An input that the outputs do not depend on is a ValueError unless allow_unused, where
+// its gradient is undefined.
+TensorList grad(const TensorList& outputs, const TensorList& inputs,
+                const TensorList& grad_outputs = {}, bool retain_graph = false,
+                bool allow_unused = false);
+
+// A tensor sharing t's data (and version counter) with no history: it does not require grad.
+Tensor detach(const Tensor& t);
+// Keeps the gradient of a non-leaf in its `grad` during backward (leaves always keep theirs).
+void retain_grad(const Tensor& t);
+// hook(grad) runs when t's gradient is computed; a defined result replaces the gradient (same
+// shape required). ValueError for a tensor that does not require grad.
+void register_hook(const Tensor& t, GradHook hook);
+
+}  // namespace rcuda::autograd

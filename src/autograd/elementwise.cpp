@@ -1,0 +1,229 @@
+// Entry points of the elementwise family: run the no-grad op, then record its node when an
+// input requires grad (Note [Recording] in record.h).
+#include <cstring>
+
+#include "grads/elementwise.h"
+#include "rcuda/autograd/api.h"
+#include "rcuda/core/error.h"
+#include "record.h"
+
+namespace rcuda {
+namespace {
+
+using autograd::below_autograd;
+using autograd::BinaryBackward;
+using autograd::make_node;
+using autograd::SavedTensor;
+using autograd::set_history;
+using autograd::should_record;
+using autograd::UnaryBackward;
+
+template <typename Forward>
+Tensor record_unary(UnaryOp op, const Tensor& x, const UnaryArgs& args, Forward forward) {
+  if (!should_record(x)) return forward();
+  Tensor out = below_autograd(forward);
+  if (!is_floating(out.dtype())) return out;
+  auto node = make_node<UnaryBackward>(x);
+  node->op = op;
+  node->args = args;
+  node->x = SavedTensor(x);
+  node->out = SavedTensor(out);
+  set_history(out, node);
+  return out;
+}
+
+Tensor unary(UnaryOp op, const Tensor& x, Tensor (*forward)(const Tensor&)) {
+  return record_unary(op, x, {}, [&] { return forward(x); });
+}
+
+template <typename Forward>
+Tensor record_binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha,
+                     Forward forward) {
+  if (!should_record(a, b)) return forward();
+  Tensor out = below_autograd(forward);
+  auto node = make_node<BinaryBackward>(a, b);
+  node->op = op;
+  node->alpha = alpha;
+  // What each formula reads (grads/binary.cpp).
+  const bool saves_inputs = op != BinaryOp::Add && op != BinaryOp::Sub;
+  if (saves_inputs) {
+    node->a = SavedTensor(a);
+    node->b = SavedTensor(b);
+  }
+  if (op == BinaryOp::Div || op == BinaryOp::Pow) node->out = SavedTensor(out);
+  set_history(out, node);
+  return out;
+}
+
+// A tensor and a plain number: only the tensor has an edge.
+template <typename Forward>
+Tensor record_with_number(BinaryOp op, const Tensor& t, double number, bool number_first,
+                          Forward forward) {
+  if (!should_record(t)) return forward();
+  Tensor out = below_autograd(forward);
+  auto node = make_node<BinaryBackward>(t);
+  node->op = op;
+  node->number = number;
+  node->a_is_number = number_first;
+  node->b_is_number = !number_first;
+  if (number_first) node->out = SavedTensor(out);
+  set_history(out, node);
+  return out;
+}
+
+}  // namespace
+
+Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x, ops::neg); }
+Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x, ops::abs); }
+Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x, ops::sign); }
+Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x, ops::exp); }
+Tensor expm1(const Tensor& x) { return unary(UnaryOp::Expm1, x, ops::expm1); }
+Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x, ops::log); }
+Tensor log1p(const Tensor& x) { return unary(UnaryOp::Log1p, x, ops::log1p); }
+Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x, ops::sqrt); }
+Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x, ops::rsqrt); }
+Tensor sin(const Tensor& x) { return unary(UnaryOp::Sin, x, ops::sin); }
+Tensor cos(const Tensor& x) { return unary(UnaryOp::Cos, x, ops::cos); }
+Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x, ops::tanh); }
+Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x, ops::sigmoid); }
+Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x, ops::relu); }
+Tensor silu(const Tensor& x) { return unary(UnaryOp::Silu, x, ops::silu); }
+Tensor floor(const Tensor& x) { return unary(UnaryOp::Floor, x, ops::floor); }
+Tensor ceil(const Tensor& x) { return unary(UnaryOp::Ceil, x, ops::ceil); }
+Tensor round(const Tensor& x) { return unary(UnaryOp::Round, x, ops::round); }
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  const UnaryOp op = approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
+  return record_unary(op, x, {}, [&] { return ops::gelu(x, approximate); });
+}
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  UnaryArgs args;
+  args.has_min = min.has_value();
+  args.has_max = max.has_value();
+  args.min = min ? min->to_double() : 0.0;
+  args.max = max ? max->to_double() : 0.0;
+  return record_unary(UnaryOp::Clamp, x, args, [&] { return ops::clamp(x, min, max); });
+}
+
+Tensor pow(const Tensor& x, const Scalar& exponent) {
+  UnaryArgs args;
+  args.exponent = exponent.to_double();
+  return record_unary(UnaryOp::PowScalar, x, args, [&] { return ops::pow(x, exponent); });
+}
+
+Tensor unary_op(const char* name, const Tensor& x) {
+  const UnaryOp op = ops::unary_op_from_name(name);
+  return record_unary(op, x, {}, [&] { return ops::unary_op(name, x); });
+}
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return record_binary(BinaryOp::Add, a, b, alpha.to_double(), [&] { return ops::add(a, b, alpha); });
+}
+Tensor add(const Tensor& a, const Scalar& b) {
+  return record_with_number(BinaryOp::Add, a, b.to_double(), false, [&] { return ops::add(a, b); });
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return record_binary(BinaryOp::Sub, a, b, alpha.to_double(), [&] { return ops::sub(a, b, alpha); });
+}
+Tensor sub(const Tensor& a, const Scalar& b) {
+  return record_with_number(BinaryOp::Sub, a, b.to_double(), false, [&] { return ops::sub(a, b); });
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Mul, a, b, 1, [&] { return ops::mul(a, b); });
+}
+Tensor mul(const Tensor& a, const Scalar& b) {
+  return record_with_number(BinaryOp::Mul, a, b.to_double(), false, [&] { return ops::mul(a, b); });
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Div, a, b, 1, [&] { return ops::div(a, b); });
+}
+Tensor div(const Tensor& a, const Scalar& b) {
+  return record_with_number(BinaryOp::Div, a, b.to_double(), false, [&] { return ops::div(a, b); });
+}
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Remainder, a, b, 1, [&] { return ops::remainder(a, b); });
+}
+Tensor remainder(const Tensor& a, const Scalar& b) {
+  return record_with_number(BinaryOp::Remainder, a, b.to_double(), false,
+                            [&] { return ops::remainder(a, b); });
+}
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Pow, a, b, 1, [&] { return ops::pow(a, b); });
+}
+Tensor pow(const Scalar& a, const Tensor& b) {
+  return record_with_number(BinaryOp::Pow, b, a.to_double(), true, [&] { return ops::pow(a, b); });
+}
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Maximum, a, b, 1, [&] { return ops::maximum(a, b); });
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Minimum, a, b, 1, [&] { return ops::minimum(a, b); });
+}
+
+Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
+  // floor_divide is piecewise constant: no gradient, as torch.
+  if (std::strcmp(name, "floor_divide") == 0) return ops::floor_divide(a, b);
+  const BinaryOp op = ops::binary_op_from_name(name);
+  if (is_comparison_or_logical(op)) return ops::binary_op(name, a, b);
+  return record_binary(op, a, b, 1, [&] { return ops::binary_op(name, a, b); });
+}
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  if (!autograd::should_record(a, b)) return ops::where(condition, a, b);
+  Tensor out = below_autograd([&] { return ops::where(condition, a, b); });
+  auto node = make_node<autograd::WhereBackward>(a, b);
+  node->condition = SavedTensor(condition);
+  set_history(out, node);
+  return out;
+}
+Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {
+  const Tensor at = ops::scalar_tensor(a, ops::result_type(b, a), b.device());
+  return where(condition, at, b);
+}
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
+  const Tensor bt = ops::scalar_tensor(b, ops::result_type(a, b), a.device());
+  return where(condition, a, bt);
+}
+
+// ---- in place ------------------------------------------------------------------------------
+
+namespace {
+
+// Runs an in-place op and, when it must record, makes `node` the new grad_fn of self (its old
+// history becomes the node's first input). Note [In-place ops] in docs/autograd.md.
+template <typename Forward, typename Configure>
+const Tensor& record_inplace(const char* op, BinaryOp kind, const Tensor& self,
+                             const Tensor& other, Forward forward, Configure configure) {
+  autograd::check_inplace(op, self);
+  if (!should_record(self, other)) return forward();
+  RCUDA_CHECK(!self.is_view(), ValueError, op,
+              ": in-place changes of a view are not recorded by autograd (the tensor it views "
+              "would not see them); use the out-of-place op");
+  auto node = make_node<BinaryBackward>(self, other);
+  node->op = kind;
+  configure(*node);
+  below_autograd(forward);
+  set_history(self, node);
+  return self;
+}
+
+}  // namespace
+
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return record_inplace(
+      "add_", BinaryOp::Add, self, other, [&]() -> const Tensor& { return ops::add_(self, other, alpha); },
+      [&](BinaryBackward& n) { n.alpha = alpha.to_double(); });
+}
+
+const Tensor& mul_(const Tensor& self, const Tensor& other) {
+  // self's old value is needed for other's gradient: saved as a copy before the write.
+  return record_inplace(
+      "mul_", BinaryOp::Mul, self, other, [&]() -> const Tensor& { return ops::mul_(self, other); },
+      [&](BinaryBackward& n) {
+        n.a = SavedTensor(below_autograd([&] { return ops::clone(self); }));
+        n.b = SavedTensor(other);
+      });
+}
+
+}  // namespace rcuda

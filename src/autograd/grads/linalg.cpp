@@ -1,0 +1,42 @@
+// Gradients of matrix products: d(a @ b) = g @ b^T for a and a^T @ g for b, with 1-D operands
+// promoted to matrices as torch.matmul does and broadcast batch dims summed back.
+#include "linalg.h"
+
+#include "../engine.h"
+#include "rcuda/ops/copy.h"
+#include "rcuda/ops/elementwise.h"
+#include "rcuda/ops/linalg.h"
+
+namespace rcuda::autograd {
+
+TensorList MatmulBackward::apply(TensorList&& grads) {
+  const Tensor av = a.unpack(*this), bv = b.unpack(*this);
+  const Tensor a2 = av.dim() == 1 ? av.unsqueeze(0) : av;
+  const Tensor b2 = bv.dim() == 1 ? bv.unsqueeze(1) : bv;
+  Tensor g = grads[0];
+  if (bv.dim() == 1) g = g.unsqueeze(-1);
+  if (av.dim() == 1) g = g.unsqueeze(-2);
+  Tensor ga, gb;
+  if (needs_input_grad(0))
+    ga = ops::reshape(sum_to(ops::matmul(g, b2.transpose(-1, -2)), a2.shape()), av.shape());
+  if (needs_input_grad(1))
+    gb = ops::reshape(sum_to(ops::matmul(a2.transpose(-1, -2), g), b2.shape()), bv.shape());
+  return {ga, gb};
+}
+
+TensorList AddmmBackward::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  Tensor gi, ga, gb;
+  if (needs_input_grad(0)) gi = beta == 1 ? g : ops::mul(g, beta);
+  if (needs_input_grad(1)) {
+    ga = ops::mm(g, b.unpack(*this).t());
+    if (alpha != 1) ga = ops::mul(ga, alpha);
+  }
+  if (needs_input_grad(2)) {
+    gb = ops::mm(a.unpack(*this).t(), g);
+    if (alpha != 1) gb = ops::mul(gb, alpha);
+  }
+  return {gi, ga, gb};
+}
+
+}  // namespace rcuda::autograd

@@ -1,0 +1,104 @@
+// Nodes, saved tensors, the leaf accumulator, and the recording helpers of record.h.
+#include <atomic>
+
+#include "rcuda/autograd/node.h"
+#include "rcuda/core/error.h"
+#include "rcuda/ops/copy.h"
+#include "rcuda/ops/elementwise.h"
+#include "record.h"
+
+namespace rcuda::autograd {
+namespace {
+std::atomic<uint64_t> next_sequence_nr{0};
+}  // namespace
+
+Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+void Node::add_input(const Tensor& input) {
+  if (!input.defined()) {
+    next_edges_.emplace_back();
+    input_meta_.emplace_back();
+    return;
+  }
+  next_edges_.push_back(needs_grad(input) ? gradient_edge(input) : Edge{});
+  input_meta_.push_back(InputMeta{input.shape(), input.dtype(), input.device()});
+}
+
+SavedTensor::SavedTensor(const Tensor& t) {
+  if (!t.defined()) return;
+  data_ = t.alias();
+  version_ = t.storage()->version();
+}
+
+Tensor SavedTensor::unpack(const Node& owner) const {
+  RCUDA_CHECK(!released_, ValueError, "backward: trying to backward through ", owner.name(),
+              " a second time, after its saved tensors were freed; pass retain_graph = true to "
+              "the first backward if you need to backward twice");
+  if (!data_.defined()) return data_;
+  const uint64_t now = data_.storage()->version();
+  RCUDA_CHECK(now == version_, ValueError,
+              "backward: a tensor that ", owner.name(), " saved for the gradient (shape ",
+              shape_str(data_.shape()), ", ", dtype_name(data_.dtype()),
+              ") has been modified by an in-place operation: it is at version ", now,
+              ", expected version ", version_,
+              "; use an out-of-place op, or clone() the tensor before changing it");
+  return data_;
+}
+
+void SavedTensor::release() {
+  if (data_.defined() || !released_) {
+    data_ = Tensor();
+    released_ = true;
+  }
+}
+
+// No inputs of its own: the gradient stops here.
+AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {}
+
+// Note [Accumulating into grad]: the first gradient is stored as it is when nothing else holds
+// it, else copied, so that a later in-place accumulation never writes into a tensor the user
+// or another node can see; later gradients are added in place, so that an optimizer holding
+// `grad` sees the sum.
+TensorList AccumulateGrad::apply(TensorList&& grads) {
+  Tensor& g = grads[0];
+  if (!g.defined()) return {};
+  NoGradGuard no_grad;
+  AutogradMeta& meta = leaf_.ensure_autograd_meta();
+  if (!meta.grad.defined()) {
+    const bool sole_owner = g.use_count() == 1 && g.storage().use_count() == 1 && !g.is_view();
+    meta.grad = sole_owner && g.is_contiguous() ? g : ops::clone(g);
+  } else {
+    ops::add_(meta.grad, g);
+  }
+  return {};
+}
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta* meta = t.autograd_meta();
+  if (meta == nullptr) return {};
+  if (meta->grad_fn) return Edge{meta->grad_fn, meta->output_nr};
+  if (!meta->requires_grad) return {};
+  std::shared_ptr<Node> acc = meta->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    meta->grad_accumulator = acc;
+  }
+  return Edge{acc, 0};
+}
+
+void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  if (!is_floating(out.dtype())) return;
+  AutogradMeta& meta = out.ensure_autograd_meta();
+  meta.grad_fn = node;
+  meta.output_nr = output_nr;
+  meta.requires_grad = false;
+}
+
+void check_inplace(const char* op, const Tensor& self) {
+  if (!GradMode::is_enabled()) return;
+  RCUDA_CHECK(!(self.is_leaf() && self.requires_grad()), ValueError, op,
+              ": a leaf tensor that requires grad cannot be modified in place while grad mode "
+              "is on (wrap the update in NoGradGuard, or use an out-of-place op)");
+}
+
+}  // namespace rcuda::autograd

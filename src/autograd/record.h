@@ -1,0 +1,66 @@
+// How an entry point records a node (docs/autograd.md, Note [Recording]):
+//
+//   Tensor exp(const Tensor& x) {
+//     if (!should_record(x)) return ops::exp(x);
+//     Tensor out = below_autograd([&] { return ops::exp(x); });
+//     auto node = make_node<UnaryBackward>(x);   // edges to x's history, x's shape and dtype
+//     node->out = SavedTensor(out);                // what the formula needs
+//     set_history(out, node);                      // out.grad_fn() == node
+//     return out;
+//   }
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "rcuda/autograd/node.h"
+#include "rcuda/tensor/autograd_meta.h"
+
+namespace rcuda::autograd {
+
+inline bool needs_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
+
+// Grad mode on and some input requires grad.
+template <typename... Ts>
+bool should_record(const Ts&... inputs) {
+  return GradMode::is_enabled() && (needs_grad(inputs) || ...);
+}
+inline bool should_record_list(const std::vector<Tensor>& inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (needs_grad(t)) return true;
+  return false;
+}
+
+// Runs the no-grad ops with grad mode off, so views they take of inputs record nothing.
+template <typename F>
+auto below_autograd(F&& f) {
+  NoGradGuard guard;
+  return f();
+}
+
+// The edge a gradient of t flows along: its grad_fn's output, or its leaf accumulator.
+Edge gradient_edge(const Tensor& t);
+
+template <typename N, typename... Ts>
+std::shared_ptr<N> make_node(const Ts&... inputs) {
+  auto node = std::make_shared<N>();
+  (node->add_input(inputs), ...);
+  return node;
+}
+template <typename N>
+std::shared_ptr<N> make_node_list(const std::vector<Tensor>& inputs) {
+  auto node = std::make_shared<N>();
+  for (const Tensor& t : inputs) node->add_input(t);
+  return node;
+}
+
+// Makes `node` the grad_fn of `out` (output `output_nr`). Non-floating outputs (indices,
+// comparisons) get no history: they carry no gradient.
+void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
+
+// Checks before an in-place op records: a leaf that requires grad cannot be changed in place
+// while grad mode is on, and a view cannot take a history (its base would not see it).
+void check_inplace(const char* op, const Tensor& self);
+
+}  // namespace rcuda::autograd

@@ -1,0 +1,92 @@
+// Gradient checks: the analytic gradient that autograd computes against float64 central
+// differences of the same function (flashlight's Jacobian tests, ggml's gradient mode).
+//
+// How to check an op's gradient:
+//   expect_gradcheck([](const TensorList& x) { return mul(x[0], x[1]); },
+//                    {leaf({3, 4}), leaf({4})});          // broadcasting
+// `leaf` makes a float64 CPU leaf of fresh random values; `leaf_transposed` a non-contiguous
+// one. The checked scalar is sum(f(x) * w) with fixed random weights w, so every output element
+// counts with a different weight.
+#pragma once
+
+#include <functional>
+
+#include "support/reference.h"
+
+namespace rcuda::test {
+
+using autograd::TensorList;
+
+inline Tensor leaf(const Shape& shape, double low = -2, double high = 2) {
+  Tensor t = random_tensor(shape, DType::Float64, low, high);
+  t.requires_grad_();
+  return t;
+}
+
+// A non-contiguous leaf: the transpose of a contiguous buffer (shape given as the result's).
+inline Tensor leaf_transposed(const Shape& shape, double low = -2, double high = 2) {
+  Tensor t = transposed_copy(random_tensor(shape, DType::Float64, low, high));
+  t.requires_grad_();
+  return t;
+}
+
+// The address of element `flat` (row-major order) of a CPU float64 tensor, through its strides.
+inline double* element_address(const Tensor& t, int64_t flat) {
+  int64_t off = t.offset();
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    off += (flat % t.shape()[d]) * t.strides()[d];
+    flat /= t.shape()[d];
+  }
+  return static_cast<double*>(t.storage()->data()) + off;
+}
+
+inline double weighted_sum(const Tensor& out, const std::vector<double>& w) {
+  const std::vector<double> v = to_doubles(out);
+  double s = 0;
+  for (size_t i = 0; i < v.size(); ++i) s += v[i] * w[i];
+  return s;
+}
+
+// Checks every input's gradient element by element; inputs that do not require grad are
+// treated as constants. Tolerance: |analytic - numeric| <= tol * max(1, |numeric|).
+inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const TensorList&)>& f,
+                                            const TensorList& inputs, double eps = 1e-6,
+                                            double tol = 1e-6) {
+  const Tensor out = f(inputs);
+  std::vector<double> w(static_cast<size_t>(out.numel()));
+  std::uniform_real_distribution<double> weight(0.5, 1.5);
+  for (double& x : w) x = weight(rng());
+  TensorList wrt;
+  for (const Tensor& x : inputs)
+    if (x.requires_grad()) wrt.push_back(x);
+  if (!out.requires_grad()) return ::testing::AssertionFailure() << "output requires no grad";
+  const Tensor loss = sum(mul(out, tensor_of(w, out.shape(), out.dtype())));
+  const TensorList grads = autograd::grad({loss}, wrt, {}, false, /*allow_unused=*/true);
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    const Tensor& x = wrt[i];
+    const std::vector<double> analytic =
+        grads[i].defined() ? to_doubles(grads[i]) : std::vector<double>(x.numel(), 0.0);
+    if (grads[i].defined() && grads[i].shape() != x.shape())
+      return ::testing::AssertionFailure() << "input " << i << ": gradient of shape "
+                                           << shape_str(grads[i].shape()) << " for shape "
+                                           << shape_str(x.shape());
+    for (int64_t j = 0; j < x.numel(); ++j) {
+      double* p = element_address(x, j);
+      const double saved = *p;
+      *p = saved + eps;
+      const double up = weighted_sum(f(inputs), w);
+      *p = saved - eps;
+      const double down = weighted_sum(f(inputs), w);
+      *p = saved;
+      const double numeric = (up - down) / (2 * eps);
+      if (std::fabs(analytic[j] - numeric) > tol * std::max(1.0, std::fabs(numeric)))
+        return ::testing::AssertionFailure()
+               << "input " << i << " element " << j << ": analytic " << analytic[j]
+               << " vs numeric " << numeric;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace rcuda::test
