@@ -26,7 +26,7 @@ Tensor record_unary(UnaryOp op, const Tensor& x, const UnaryArgs& args, Forward 
   auto node = make_node<UnaryBackward>(x);
   node->op = op;
   node->args = args;
-  node->x = SavedTensor(x);
+  node->x = SavedTensor(x, SavedTensor::kInput);
   node->out = SavedTensor(out);
   set_history(out, node);
   return out;
@@ -37,8 +37,7 @@ Tensor unary(UnaryOp op, const Tensor& x, Tensor (*forward)(const Tensor&)) {
 }
 
 template <typename Forward>
-Tensor record_binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha,
-                     Forward forward) {
+Tensor record_binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha, Forward forward) {
   if (!should_record(a, b)) return forward();
   Tensor out = below_autograd(forward);
   auto node = make_node<BinaryBackward>(a, b);
@@ -47,8 +46,8 @@ Tensor record_binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha
   // What each formula reads (grads/binary.cpp).
   const bool saves_inputs = op != BinaryOp::Add && op != BinaryOp::Sub;
   if (saves_inputs) {
-    node->a = SavedTensor(a);
-    node->b = SavedTensor(b);
+    node->a = SavedTensor(a, SavedTensor::kInput);
+    node->b = SavedTensor(b, SavedTensor::kInput);
   }
   if (op == BinaryOp::Div || op == BinaryOp::Pow) node->out = SavedTensor(out);
   set_history(out, node);
@@ -118,13 +117,15 @@ Tensor unary_op(const char* name, const Tensor& x) {
 }
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return record_binary(BinaryOp::Add, a, b, alpha.to_double(), [&] { return ops::add(a, b, alpha); });
+  return record_binary(BinaryOp::Add, a, b, alpha.to_double(),
+                       [&] { return ops::add(a, b, alpha); });
 }
 Tensor add(const Tensor& a, const Scalar& b) {
   return record_with_number(BinaryOp::Add, a, b.to_double(), false, [&] { return ops::add(a, b); });
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return record_binary(BinaryOp::Sub, a, b, alpha.to_double(), [&] { return ops::sub(a, b, alpha); });
+  return record_binary(BinaryOp::Sub, a, b, alpha.to_double(),
+                       [&] { return ops::sub(a, b, alpha); });
 }
 Tensor sub(const Tensor& a, const Scalar& b) {
   return record_with_number(BinaryOp::Sub, a, b.to_double(), false, [&] { return ops::sub(a, b); });
@@ -173,7 +174,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   if (!autograd::should_record(a, b)) return ops::where(condition, a, b);
   Tensor out = below_autograd([&] { return ops::where(condition, a, b); });
   auto node = make_node<autograd::WhereBackward>(a, b);
-  node->condition = SavedTensor(condition);
+  node->condition = SavedTensor(condition, SavedTensor::kInput);
   set_history(out, node);
   return out;
 }
@@ -193,8 +194,8 @@ namespace {
 // Runs an in-place op and, when it must record, makes `node` the new grad_fn of self (its old
 // history becomes the node's first input). Note [In-place ops] in docs/autograd.md.
 template <typename Forward, typename Configure>
-const Tensor& record_inplace(const char* op, BinaryOp kind, const Tensor& self,
-                             const Tensor& other, Forward forward, Configure configure) {
+const Tensor& record_inplace(const char* op, BinaryOp kind, const Tensor& self, const Tensor& other,
+                             Forward forward, Configure configure) {
   autograd::check_inplace(op, self);
   if (!should_record(self, other)) return forward();
   RCUDA_CHECK(!self.is_view(), ValueError, op,
@@ -212,7 +213,8 @@ const Tensor& record_inplace(const char* op, BinaryOp kind, const Tensor& self,
 
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return record_inplace(
-      "add_", BinaryOp::Add, self, other, [&]() -> const Tensor& { return ops::add_(self, other, alpha); },
+      "add_", BinaryOp::Add, self, other,
+      [&]() -> const Tensor& { return ops::add_(self, other, alpha); },
       [&](BinaryBackward& n) { n.alpha = alpha.to_double(); });
 }
 
@@ -222,7 +224,7 @@ const Tensor& mul_(const Tensor& self, const Tensor& other) {
       "mul_", BinaryOp::Mul, self, other, [&]() -> const Tensor& { return ops::mul_(self, other); },
       [&](BinaryBackward& n) {
         n.a = SavedTensor(below_autograd([&] { return ops::clone(self); }));
-        n.b = SavedTensor(other);
+        n.b = SavedTensor(other);  // an alias: other may be self
       });
 }
 

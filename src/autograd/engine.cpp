@@ -43,14 +43,14 @@ bool expandable(const Shape& from, const Shape& to) {
 Tensor fit_to_input(const Tensor& grad, const InputMeta& meta, const Node& node, size_t i) {
   Tensor g = grad;
   if (g.shape() != meta.shape) {
-    RCUDA_CHECK(expandable(meta.shape, g.shape()), InternalError, "internal error in autograd: ",
-                node.name(), " returned a gradient of shape ", shape_str(g.shape()), " for input ", i,
-                " of shape ", shape_str(meta.shape));
+    RCUDA_CHECK(expandable(meta.shape, g.shape()), InternalError,
+                "internal error in autograd: ", node.name(), " returned a gradient of shape ",
+                shape_str(g.shape()), " for input ", i, " of shape ", shape_str(meta.shape));
     g = sum_to(g, meta.shape);
   }
   if (g.dtype() != meta.dtype) g = ops::to(g, meta.dtype);
-  RCUDA_CHECK(g.device() == meta.device, InternalError, "internal error in autograd: ",
-              node.name(), " returned a gradient on ", g.device().str(), " for input ", i, " on ",
+  RCUDA_CHECK(g.device() == meta.device, InternalError, "internal error in autograd: ", node.name(),
+              " returned a gradient on ", g.device().str(), " for input ", i, " on ",
               meta.device.str());
   return g;
 }
@@ -61,7 +61,9 @@ void add_to(TensorList& buffer, uint32_t slot, Tensor g) {
 }
 
 struct ByLatest {
-  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+  bool operator()(const Node* a, const Node* b) const {
+    return a->sequence_nr() < b->sequence_nr();
+  }
 };
 
 class GraphTask {
@@ -231,8 +233,8 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
     Tensor g = i < grad_outputs.size() ? grad_outputs[i] : Tensor();
     if (!g.defined()) {
       RCUDA_CHECK(out.numel() == 1, ValueError, op,
-                  ": a gradient can be created implicitly only for one-element outputs; output ",
-                  i, " has shape ", shape_str(out.shape()), " (pass grad_outputs)");
+                  ": a gradient can be created implicitly only for one-element outputs; output ", i,
+                  " has shape ", shape_str(out.shape()), " (pass grad_outputs)");
       g = ops::ones_like(out);
     }
     RCUDA_CHECK(g.shape() == out.shape(), ShapeError, op, ": grad_output ", i, " has shape ",

@@ -14,8 +14,8 @@ void backward(const Tensor& output, const Tensor& grad_output, bool retain_graph
   backward(TensorList{output}, TensorList{grad_output}, retain_graph);
 }
 
-TensorList grad(const TensorList& outputs, const TensorList& inputs,
-                const TensorList& grad_outputs, bool retain_graph, bool allow_unused) {
+TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
+                bool retain_graph, bool allow_unused) {
   std::vector<Edge> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     RCUDA_CHECK(inputs[i].defined() && inputs[i].requires_grad(), ValueError, "grad: input ", i,

@@ -13,8 +13,8 @@ Tensor record_product(const char* name, const Tensor& a, const Tensor& b, Forwar
   auto node = autograd::make_node<autograd::MatmulBackward>(a, b);
   node->name_ = name;
   // Each operand is needed only for the other's gradient.
-  if (autograd::needs_grad(b)) node->a = autograd::SavedTensor(a);
-  if (autograd::needs_grad(a)) node->b = autograd::SavedTensor(b);
+  if (autograd::needs_grad(b)) node->a = autograd::SavedTensor(a, autograd::SavedTensor::kInput);
+  if (autograd::needs_grad(a)) node->b = autograd::SavedTensor(b, autograd::SavedTensor::kInput);
   autograd::set_history(out, node);
   return out;
 }
@@ -38,8 +38,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   auto node = autograd::make_node<autograd::AddmmBackward>(input, a, b);
   node->beta = beta.to_double();
   node->alpha = alpha.to_double();
-  if (autograd::needs_grad(b)) node->a = autograd::SavedTensor(a);
-  if (autograd::needs_grad(a)) node->b = autograd::SavedTensor(b);
+  if (autograd::needs_grad(b)) node->a = autograd::SavedTensor(a, autograd::SavedTensor::kInput);
+  if (autograd::needs_grad(a)) node->b = autograd::SavedTensor(b, autograd::SavedTensor::kInput);
   autograd::set_history(out, node);
   return out;
 }

@@ -24,9 +24,9 @@ void Node::add_input(const Tensor& input) {
   input_meta_.push_back(InputMeta{input.shape(), input.dtype(), input.device()});
 }
 
-SavedTensor::SavedTensor(const Tensor& t) {
+SavedTensor::SavedTensor(const Tensor& t, Kind kind) {
   if (!t.defined()) return;
-  data_ = t.alias();
+  data_ = kind == kInput ? t : t.alias();
   version_ = t.storage()->version();
 }
 
@@ -36,12 +36,11 @@ Tensor SavedTensor::unpack(const Node& owner) const {
               "the first backward if you need to backward twice");
   if (!data_.defined()) return data_;
   const uint64_t now = data_.storage()->version();
-  RCUDA_CHECK(now == version_, ValueError,
-              "backward: a tensor that ", owner.name(), " saved for the gradient (shape ",
-              shape_str(data_.shape()), ", ", dtype_name(data_.dtype()),
-              ") has been modified by an in-place operation: it is at version ", now,
-              ", expected version ", version_,
-              "; use an out-of-place op, or clone() the tensor before changing it");
+  RCUDA_CHECK(
+      now == version_, ValueError, "backward: a tensor that ", owner.name(),
+      " saved for the gradient (shape ", shape_str(data_.shape()), ", ", dtype_name(data_.dtype()),
+      ") has been modified by an in-place operation: it is at version ", now, ", expected version ",
+      version_, "; use an out-of-place op, or clone() the tensor before changing it");
   return data_;
 }
 

@@ -102,8 +102,8 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
                 "requires_grad_: only floating point tensors can require gradients, got ",
                 dtype_name(dtype()));
     RCUDA_CHECK(dtype() != DType::Float8E4M3FN && dtype() != DType::Float8E5M2, DTypeError,
-                "requires_grad_: float8 tensors cannot require gradients (",
-                dtype_name(dtype()), " is a storage dtype)");
+                "requires_grad_: float8 tensors cannot require gradients (", dtype_name(dtype()),
+                " is a storage dtype)");
   }
   AutogradMeta* m = impl_->autograd.get();
   if (m != nullptr && m->grad_fn != nullptr) {

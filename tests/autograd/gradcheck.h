@@ -68,9 +68,9 @@ inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const Ten
     const std::vector<double> analytic =
         grads[i].defined() ? to_doubles(grads[i]) : std::vector<double>(x.numel(), 0.0);
     if (grads[i].defined() && grads[i].shape() != x.shape())
-      return ::testing::AssertionFailure() << "input " << i << ": gradient of shape "
-                                           << shape_str(grads[i].shape()) << " for shape "
-                                           << shape_str(x.shape());
+      return ::testing::AssertionFailure()
+             << "input " << i << ": gradient of shape " << shape_str(grads[i].shape())
+             << " for shape " << shape_str(x.shape());
     for (int64_t j = 0; j < x.numel(); ++j) {
       double* p = element_address(x, j);
       const double saved = *p;
@@ -81,9 +81,8 @@ inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const Ten
       *p = saved;
       const double numeric = (up - down) / (2 * eps);
       if (std::fabs(analytic[j] - numeric) > tol * std::max(1.0, std::fabs(numeric)))
-        return ::testing::AssertionFailure()
-               << "input " << i << " element " << j << ": analytic " << analytic[j]
-               << " vs numeric " << numeric;
+        return ::testing::AssertionFailure() << "input " << i << " element " << j << ": analytic "
+                                             << analytic[j] << " vs numeric " << numeric;
     }
   }
   return ::testing::AssertionSuccess();

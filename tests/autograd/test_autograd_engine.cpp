@@ -180,13 +180,15 @@ TEST(AutogradErrors, InPlaceChangeOfASavedTensor) {
 
 TEST(AutogradErrors, GradOutputOfTheWrongShape) {
   Tensor y = mul(leaf({2, 3}), 2.0);
-  const std::string message =
-      error_message([&] { autograd::backward(y, ones({3, 2}, DType::Float64)); });
-  EXPECT_TRUE(contains(message, "backward: grad_output 0 has shape [3, 2] but the output has "
-                                "shape [2, 3]"))
+  const std::string message = error_message([&] {
+    autograd::backward(y, ones({3, 2}, DType::Float64));
+  });
+  EXPECT_TRUE(contains(message,
+                       "backward: grad_output 0 has shape [3, 2] but the output has "
+                       "shape [2, 3]"))
       << message;
-  EXPECT_TRUE(contains(error_message([&] { autograd::backward(y); }),
-                       "only for one-element outputs"));
+  EXPECT_TRUE(
+      contains(error_message([&] { autograd::backward(y); }), "only for one-element outputs"));
 }
 
 TEST(AutogradErrors, InPlaceOnALeafAndRequiresGradOnIntegers) {

@@ -21,8 +21,8 @@ TEST(GradBinary, ArithmeticWithBroadcastingAndLayouts) {
   for (const auto& [name, f] : ops) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(gradcheck(f, {leaf({3, 4}), leaf({3, 4})}));
-    EXPECT_TRUE(gradcheck(f, {leaf({2, 3, 4}), leaf({4})}));         // broadcast b
-    EXPECT_TRUE(gradcheck(f, {leaf({3, 1}), leaf({1, 5})}));         // both broadcast
+    EXPECT_TRUE(gradcheck(f, {leaf({2, 3, 4}), leaf({4})}));          // broadcast b
+    EXPECT_TRUE(gradcheck(f, {leaf({3, 1}), leaf({1, 5})}));          // both broadcast
     EXPECT_TRUE(gradcheck(f, {leaf_transposed({4, 3}), leaf({3})}));  // non-contiguous
     EXPECT_TRUE(gradcheck(f, {leaf({}), leaf({2, 2})}));              // 0-dim
     // Only one input requires grad: the other is a constant.
@@ -37,8 +37,8 @@ TEST(GradBinary, PowRemainderAndNumbers) {
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return pow(2.5, x[0]); }, {leaf({5})}));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return remainder(x[0], x[1]); },
                         {leaf({6}, 0.1, 0.9), leaf({6}, 1.1, 1.9)}));
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return remainder(x[0], 1.5); },
-                        {leaf({6}, 0.1, 1.4)}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return remainder(x[0], 1.5); }, {leaf({6}, 0.1, 1.4)}));
   const std::vector<F> with_numbers = {
       [](const TensorList& x) { return add(x[0], 3.0); },
       [](const TensorList& x) { return sub(x[0], 3.0); },
@@ -69,31 +69,48 @@ TEST(GradBinary, WhereSendsEachSideItsPart) {
   const Tensor cond = gt(random_tensor({3, 4}, DType::Float64), 0.0);
   EXPECT_TRUE(gradcheck([&](const TensorList& x) { return where(cond, x[0], x[1]); },
                         {leaf({3, 4}), leaf({4})}));
-  EXPECT_TRUE(gradcheck([&](const TensorList& x) { return where(cond, x[0], 2.0); },
-                        {leaf({3, 4})}));
+  EXPECT_TRUE(
+      gradcheck([&](const TensorList& x) { return where(cond, x[0], 2.0); }, {leaf({3, 4})}));
 }
 
 TEST(GradViews, EveryViewMethod) {
   const std::vector<std::pair<const char*, F>> views = {
       {"t", [](const TensorList& x) { return x[0].select(0, 1).t(); }},
       {"transpose", [](const TensorList& x) { return x[0].transpose(0, 2); }},
-      {"permute", [](const TensorList& x) { return x[0].permute({2, 0, 1}); }},
-      {"permute negative", [](const TensorList& x) { return x[0].permute({-1, 0, 1}); }},
+      {"permute",
+       [](const TensorList& x) {
+         return x[0].permute({2, 0, 1});
+       }},
+      {"permute negative",
+       [](const TensorList& x) {
+         return x[0].permute({-1, 0, 1});
+       }},
       {"view", [](const TensorList& x) { return contiguous(x[0]).view({-1}); }},
       {"slice step", [](const TensorList& x) { return x[0].slice(1, 0, 3, 2); }},
       {"select", [](const TensorList& x) { return x[0].select(-1, 1); }},
       {"narrow", [](const TensorList& x) { return x[0].narrow(0, 1, 1); }},
-      {"expand", [](const TensorList& x) { return x[0].unsqueeze(0).expand({4, -1, -1, -1}); }},
+      {"expand",
+       [](const TensorList& x) {
+         return x[0].unsqueeze(0).expand({4, -1, -1, -1});
+       }},
       {"squeeze", [](const TensorList& x) { return x[0].narrow(0, 0, 1).squeeze(); }},
       {"unsqueeze", [](const TensorList& x) { return x[0].unsqueeze(1); }},
       {"diagonal", [](const TensorList& x) { return x[0].diagonal(1, 1, 2); }},
       {"diagonal negative", [](const TensorList& x) { return x[0].diagonal(-1, 2, 1); }},
-      {"as_strided", [](const TensorList& x) { return contiguous(x[0]).as_strided({2, 2}, {1, 3}, 1); }},
-      {"reshape", [](const TensorList& x) { return reshape(x[0], {3, -1}); }},
+      {"as_strided",
+       [](const TensorList& x) {
+         return contiguous(x[0]).as_strided({2, 2}, {1, 3}, 1);
+       }},
+      {"reshape",
+       [](const TensorList& x) {
+         return reshape(x[0], {3, -1});
+       }},
       {"flatten", [](const TensorList& x) { return flatten(x[0], 1); }},
       {"clone", [](const TensorList& x) { return clone(x[0]); }},
-      {"to float32 and back", [](const TensorList& x) { return to(to(x[0], DType::Float32), DType::Float64); }},
-      {"chained", [](const TensorList& x) { return x[0].transpose(0, 1).slice(0, 1, 3).select(1, 0); }},
+      {"to float32 and back",
+       [](const TensorList& x) { return to(to(x[0], DType::Float32), DType::Float64); }},
+      {"chained",
+       [](const TensorList& x) { return x[0].transpose(0, 1).slice(0, 1, 3).select(1, 0); }},
   };
   for (const auto& [name, f] : views) {
     SCOPED_TRACE(name);
@@ -122,10 +139,16 @@ TEST(GradReduction, SumAndMeanOverDims) {
   const std::vector<std::pair<const char*, F>> cases = {
       {"sum all", [](const TensorList& x) { return sum(x[0]); }},
       {"sum dim", [](const TensorList& x) { return sum(x[0], {1}); }},
-      {"sum dims keepdim", [](const TensorList& x) { return sum(x[0], {0, -1}, true); }},
+      {"sum dims keepdim",
+       [](const TensorList& x) {
+         return sum(x[0], {0, -1}, true);
+       }},
       {"mean all", [](const TensorList& x) { return mean(x[0]); }},
       {"mean dim", [](const TensorList& x) { return mean(x[0], {-2}); }},
-      {"mean dims keepdim", [](const TensorList& x) { return mean(x[0], {2, 0}, true); }},
+      {"mean dims keepdim",
+       [](const TensorList& x) {
+         return mean(x[0], {2, 0}, true);
+       }},
   };
   for (const auto& [name, f] : cases) {
     SCOPED_TRACE(name);
@@ -136,12 +159,12 @@ TEST(GradReduction, SumAndMeanOverDims) {
 
 TEST(GradLinalg, MatmulEveryRankAndBroadcast) {
   const F matmul_f = [](const TensorList& x) { return matmul(x[0], x[1]); };
-  EXPECT_TRUE(gradcheck(matmul_f, {leaf({4}), leaf({4})}));              // dot
-  EXPECT_TRUE(gradcheck(matmul_f, {leaf({3, 4}), leaf({4})}));           // matrix-vector
-  EXPECT_TRUE(gradcheck(matmul_f, {leaf({4}), leaf({4, 5})}));           // vector-matrix
-  EXPECT_TRUE(gradcheck(matmul_f, {leaf({3, 4}), leaf({4, 5})}));        // matrix
-  EXPECT_TRUE(gradcheck(matmul_f, {leaf({2, 3, 4}), leaf({4, 5})}));     // batched x matrix
-  EXPECT_TRUE(gradcheck(matmul_f, {leaf({4}), leaf({2, 4, 5})}));        // vector x batched
+  EXPECT_TRUE(gradcheck(matmul_f, {leaf({4}), leaf({4})}));                 // dot
+  EXPECT_TRUE(gradcheck(matmul_f, {leaf({3, 4}), leaf({4})}));              // matrix-vector
+  EXPECT_TRUE(gradcheck(matmul_f, {leaf({4}), leaf({4, 5})}));              // vector-matrix
+  EXPECT_TRUE(gradcheck(matmul_f, {leaf({3, 4}), leaf({4, 5})}));           // matrix
+  EXPECT_TRUE(gradcheck(matmul_f, {leaf({2, 3, 4}), leaf({4, 5})}));        // batched x matrix
+  EXPECT_TRUE(gradcheck(matmul_f, {leaf({4}), leaf({2, 4, 5})}));           // vector x batched
   EXPECT_TRUE(gradcheck(matmul_f, {leaf({2, 1, 3, 4}), leaf({3, 4, 2})}));  // broadcast batch
   EXPECT_TRUE(gradcheck(matmul_f, {leaf_transposed({3, 4}), leaf_transposed({4, 2})}));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return mm(x[0], x[1]); },

@@ -31,13 +31,16 @@ struct InputMeta {
   Device device;
 };
 
-// A tensor kept for backward. Holds an alias without autograd metadata (so that a node saving
-// its own output makes no reference cycle) and the storage version at save time: unpacking a
-// tensor changed in place since then, or after the graph was freed, is an error naming the node.
+// A tensor kept for backward, with the storage version at save time: unpacking a tensor changed
+// in place since then, or after the graph was freed, is an error naming the node. An op's own
+// output (or a tensor an in-place op rewrites) is kept as an alias without autograd metadata,
+// so that the node does not own itself through the tensor's grad_fn; an input is kept as it is
+// (one handle copy: it refers only to nodes below this one).
 class SavedTensor {
  public:
+  enum Kind { kOutput, kInput };
   SavedTensor() = default;
-  explicit SavedTensor(const Tensor& t);
+  explicit SavedTensor(const Tensor& t, Kind kind = kOutput);
   bool defined() const { return data_.defined() || released_; }
   Tensor unpack(const Node& owner) const;
   void release();

@@ -27,7 +27,7 @@ using GradHook = std::function<Tensor(const Tensor&)>;
 struct AutogradMeta {
   bool requires_grad = false;  // set by the user on leaves
   bool retains_grad = false;   // non-leaves: keep the gradient in `grad`
-  uint32_t output_nr = 0;  // which output of grad_fn this tensor is
+  uint32_t output_nr = 0;      // which output of grad_fn this tensor is
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;
   // The node that adds into a leaf's `grad`; weak, since the graph (not the leaf) owns it.
@@ -80,9 +80,9 @@ enum class ViewKind : uint8_t {
 
 struct ViewSpec {
   ViewKind kind = ViewKind::View;
-  int64_t dim0 = 0, dim1 = 0;  // Transpose, Slice/Select (dim0), Diagonal (dim1, dim2)
+  int64_t dim0 = 0, dim1 = 0;            // Transpose, Slice/Select (dim0), Diagonal (dim1, dim2)
   int64_t start = 0, end = 0, step = 1;  // Slice; Select's index in start; Diagonal's offset
-  std::vector<int64_t> dims;            // Permute
+  std::vector<int64_t> dims;             // Permute
 };
 
 // Note [Views record through a hook]

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <string>
 
+#include "elementwise.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"
-#include "elementwise.h"
 
 namespace rcuda::autograd {
 

@@ -56,8 +56,6 @@ const char* UnaryBackward::name() const {
   return "UnaryBackward";
 }
 
-TensorList UnaryBackward::apply(TensorList&& grads) {
-  throw InternalError("unary_grad pending");
-}
+TensorList UnaryBackward::apply(TensorList&& grads) { throw InternalError("unary_grad pending"); }
 
 }  // namespace rcuda::autograd

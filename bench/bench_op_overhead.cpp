@@ -1,0 +1,77 @@
+// Where a tiny op's host time goes, on the CPU and (when there is one) the GPU: the pieces of
+// `add(a, b)` on one-element tensors timed alone, from allocation and the backend primitive up
+// to the public op with autograd recording. Prints `name: value` lines in microseconds per op.
+//   bench_op_overhead [--reps N]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "rcuda/backend/cuda.h"
+#include "rcuda/rcuda.h"
+
+namespace {
+
+using namespace rcuda;
+
+int reps = 20000;
+
+void log(const std::string& name, double value) {
+  std::printf("%s: %.3f\n", name.c_str(), value);
+  std::fflush(stdout);
+}
+
+// Host microseconds per call over `reps` calls, after a warm-up; on CUDA the final
+// synchronisation is inside the timed region, so queued work is paid for too.
+double per_call_us(const Device& device, const std::function<void()>& f) {
+  for (int i = 0; i < 200; ++i) f();
+  if (device.is_cuda()) cuda::synchronize(device.index);
+  double best = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    const auto t = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    if (device.is_cuda()) cuda::synchronize(device.index);
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count() /
+        reps;
+    best = std::min(best, us);
+  }
+  return best;
+}
+
+void run(const Device& device, const std::string& tag) {
+  const TensorOptions f32(DType::Float32, device);
+  const Tensor a = ones({1}, f32), b = ones({1}, f32), out = empty({1}, f32);
+  Tensor w = ones({1}, f32);
+  w.requires_grad_();
+  Backend& backend = backend_for(device);
+  log("empty_" + tag + "_us",
+      per_call_us(device, [&] { Tensor::empty({1}, DType::Float32, device); }));
+  log("fill_preallocated_" + tag + "_us", per_call_us(device, [&] { ops::fill_(out, 1.0); }));
+  log("backend_binary_preallocated_" + tag + "_us",
+      per_call_us(device, [&] { backend.binary(BinaryOp::Add, out, a, b); }));
+  log("ops_add_" + tag + "_us", per_call_us(device, [&] { ops::add(a, b); }));
+  log("add_" + tag + "_us", per_call_us(device, [&] { add(a, b); }));
+  log("add_recording_" + tag + "_us", per_call_us(device, [&] { add(a, w); }));
+  log("mul_recording_" + tag + "_us", per_call_us(device, [&] { mul(a, w); }));
+  log("mul_number_" + tag + "_us", per_call_us(device, [&] { mul(a, 2.0); }));
+  log("relu_recording_" + tag + "_us", per_call_us(device, [&] { relu(w); }));
+  log("matmul_recording_" + tag + "_us", per_call_us(device, [&] {
+        matmul(a.view({1, 1}), w.view({1, 1}));
+      }));
+  // Forward and backward of a two-op graph: recording, the engine, the accumulation.
+  log("mul_sum_backward_" + tag + "_us",
+      per_call_us(device, [&] { autograd::backward(sum(mul(a, w))); }));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+  run(Device(DeviceType::CPU), "cpu");
+  if (cuda::device_count() > 0) run(Device(DeviceType::CUDA, 0), "cuda");
+  return 0;
+}
