@@ -45,12 +45,14 @@ Edge gradient_edge(const Tensor& t);
 template <typename N, typename... Ts>
 std::shared_ptr<N> make_node(const Ts&... inputs) {
   auto node = std::make_shared<N>();
+  node->reserve_inputs(sizeof...(inputs));
   (node->add_input(inputs), ...);
   return node;
 }
 template <typename N>
 std::shared_ptr<N> make_node_list(const std::vector<Tensor>& inputs) {
   auto node = std::make_shared<N>();
+  node->reserve_inputs(inputs.size());
   for (const Tensor& t : inputs) node->add_input(t);
   return node;
 }

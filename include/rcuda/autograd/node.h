@@ -76,6 +76,10 @@ class Node {
 
   // Set by the recording helpers (src/autograd/record.h).
   void add_input(const Tensor& input);
+  void reserve_inputs(size_t n) {
+    next_edges_.reserve(n);
+    input_meta_.reserve(n);
+  }
   void set_num_outputs(uint32_t n) { num_outputs_ = n; }
   void set_next_edge(size_t i, Edge edge) { next_edges_[i] = std::move(edge); }
 
