@@ -46,7 +46,7 @@ enum class UnaryOp : uint8_t {
   Round,
   PowScalar,
   Clamp,
-  LogicalNot
+  LogicalNot  // stays last: kUnaryOpCount in src/backend/unary_math.h
 };
 
 struct UnaryArgs {
