@@ -76,6 +76,7 @@ constexpr bool unary_defined_for_integers(UnaryOp op, bool is_bool) {
     case UnaryOp::Ceil:
     case UnaryOp::Round:
     case UnaryOp::Clamp:
+    case UnaryOp::Hardtanh:
     case UnaryOp::LogicalNot:
       return true;
     case UnaryOp::PowScalar:
@@ -142,6 +143,19 @@ RCUDA_HOST_DEVICE inline C unary_float(UnaryOp op, C x, const UnaryArgs& a) {
       if (a.has_max && (hi != hi || x > hi)) x = hi;
       return x;
     }
+    case UnaryOp::LeakyRelu:
+      return x > C(0) ? x : x * static_cast<C>(a.negative_slope);
+    case UnaryOp::Elu:
+      return x > C(0) ? x : static_cast<C>(a.alpha) * math::expm1(x);
+    case UnaryOp::Softplus: {
+      // As torch: linear above the threshold, where log1p(exp) would overflow.
+      const C beta = static_cast<C>(a.beta), bx = x * beta;
+      return bx > static_cast<C>(a.threshold) ? x : math::log1p(math::exp(bx)) / beta;
+    }
+    case UnaryOp::Hardtanh: {
+      const C lo = static_cast<C>(a.min), hi = static_cast<C>(a.max);
+      return x < lo ? lo : (x > hi ? hi : x);
+    }
     case UnaryOp::LogicalNot:
       return static_cast<C>(x == C(0));
   }
@@ -167,8 +181,11 @@ RCUDA_HOST_DEVICE inline C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
     case UnaryOp::Relu:
       return x > C(0) ? x : C(0);
     case UnaryOp::Clamp:
-      if (a.has_min && x < static_cast<C>(a.min)) x = static_cast<C>(a.min);
-      if (a.has_max && x > static_cast<C>(a.max)) x = static_cast<C>(a.max);
+    case UnaryOp::Hardtanh:  // bounds truncated to the integer type, as torch
+      if ((op == UnaryOp::Hardtanh || a.has_min) && x < static_cast<C>(a.min))
+        x = static_cast<C>(a.min);
+      if ((op == UnaryOp::Hardtanh || a.has_max) && x > static_cast<C>(a.max))
+        x = static_cast<C>(a.max);
       return x;
     case UnaryOp::PowScalar:
       if constexpr (std::is_same_v<C, bool>)

@@ -46,13 +46,20 @@ enum class UnaryOp : uint8_t {
   Round,
   PowScalar,
   Clamp,
+  LeakyRelu,
+  Elu,
+  Softplus,
+  Hardtanh,
   LogicalNot  // stays last: kUnaryOpCount in src/backend/unary_math.h
 };
 
 struct UnaryArgs {
   double exponent = 1.0;                  // PowScalar
   bool has_min = false, has_max = false;  // Clamp
-  double min = 0.0, max = 0.0;
+  double min = 0.0, max = 0.0;            // Clamp (when has_min/has_max); Hardtanh (always)
+  double negative_slope = 0.01;           // LeakyRelu
+  double alpha = 1.0;                     // Elu
+  double beta = 1.0, threshold = 20.0;    // Softplus, as torch
 };
 
 enum class BinaryOp : uint8_t {
