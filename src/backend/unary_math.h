@@ -1,4 +1,4 @@
-// The scalar formulas of every UnaryOp, written once for the CPU and CUDA
+// The scalar formulas of every UnaryOp and of its derivative, written once for the CPU and CUDA
 // backends (host and device alike), so that the two cannot drift apart.
 //
 // Note [Unary formulas]
@@ -6,6 +6,11 @@
 //   types]); unary_integral: the op on an integral or bool type, for the ops defined there
 //   (unary_defined_for_integers). NaN propagates through relu, clamp and the activations, as
 //   torch.
+// - unary_grad_float: grad_out * f'(x), reading the forward input x or the forward output,
+//   whichever torch's formula reads (rcuda::ops::unary_grad_saves names which; the other
+//   argument is not read). Piecewise functions take torch's side at the kinks: relu and the
+//   rounding ops give 0, clamp passes the gradient where min <= x <= max, hardtanh only
+//   strictly inside (min, max).
 // - The math functions are std:: ones on the host and CUDA's float or double ones on the
 //   device (math:: below), as each backend called before they shared this file.
 #pragma once
@@ -197,6 +202,84 @@ RCUDA_HOST_DEVICE inline C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
     default:
       return x;  // floor, ceil, round: the identity on integers
   }
+}
+
+// grad_out * f'(x) (Note [Unary formulas]); x is the forward input, out the forward output.
+template <typename C>
+RCUDA_HOST_DEVICE inline C unary_grad_float(UnaryOp op, C g, C x, C out, const UnaryArgs& a) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return -g;
+    case UnaryOp::Abs:
+      return g * static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::LogicalNot:
+      return C(0);
+    case UnaryOp::Exp:
+      return g * out;
+    case UnaryOp::Expm1:
+      return g * (out + C(1));
+    case UnaryOp::Log:
+      return g / x;
+    case UnaryOp::Log1p:
+      return g / (x + C(1));
+    case UnaryOp::Sqrt:
+      return g / (C(2) * out);
+    case UnaryOp::Rsqrt:
+      return C(-0.5) * g * out * out * out;
+    case UnaryOp::Sin:
+      return g * math::cos(x);
+    case UnaryOp::Cos:
+      return -g * math::sin(x);
+    case UnaryOp::Tanh:
+      return g * (C(1) - out * out);
+    case UnaryOp::Sigmoid:
+      return g * (C(1) - out) * out;
+    case UnaryOp::Relu:
+      return out <= C(0) ? C(0) : g;  // torch's threshold_backward on the result
+    case UnaryOp::Gelu: {
+      const C cdf = C(0.5) * (C(1) + math::erf(x * C(kSqrtHalf)));
+      const C pdf = C(kInvSqrtTwoPi) * math::exp(C(-0.5) * x * x);
+      return g * (cdf + x * pdf);
+    }
+    case UnaryOp::GeluTanh: {
+      const C x_sq = x * x;
+      const C inner = C(kSqrtTwoOverPi) * (x + C(kGeluTanhCubic) * x_sq * x);
+      const C t = math::tanh(inner);
+      const C left = C(0.5) * x, right = C(1) + t;
+      const C right_derivative =
+          left * (C(1) - t * t) * C(kSqrtTwoOverPi) * (C(1) + C(3 * kGeluTanhCubic) * x_sq);
+      return g * (C(0.5) * right + right_derivative);
+    }
+    case UnaryOp::Silu: {
+      const C s = sigmoid(x);
+      return g * s * (C(1) + x * (C(1) - s));
+    }
+    case UnaryOp::PowScalar: {
+      const C e = static_cast<C>(a.exponent);
+      return e == C(0) ? C(0) : g * e * math::pow(x, e - C(1));
+    }
+    case UnaryOp::Clamp: {
+      const bool inside =
+          (!a.has_min || x >= static_cast<C>(a.min)) && (!a.has_max || x <= static_cast<C>(a.max));
+      return inside ? g : C(0);
+    }
+    case UnaryOp::LeakyRelu:
+      return x > C(0) ? g : g * static_cast<C>(a.negative_slope);
+    case UnaryOp::Elu:
+      return x <= C(0) ? g * static_cast<C>(a.alpha) * math::exp(x) : g;
+    case UnaryOp::Softplus: {
+      const C bx = x * static_cast<C>(a.beta);
+      const C z = math::exp(bx);
+      return bx > static_cast<C>(a.threshold) ? g : g * z / (z + C(1));
+    }
+    case UnaryOp::Hardtanh:
+      return (x <= static_cast<C>(a.min) || x >= static_cast<C>(a.max)) ? C(0) : g;
+  }
+  return g;
 }
 
 }  // namespace rcuda::backend

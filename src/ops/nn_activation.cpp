@@ -1,5 +1,6 @@
 // Activations with parameters (leaky_relu, elu, softplus, hardtanh): argument checks, then the
-// backend's unary primitive with the parameters in UnaryArgs.
+// backend's unary primitive with the parameters in UnaryArgs. And unary_grad, the backward of
+// every floating UnaryOp.
 #include <cmath>
 
 #include "ops_util.h"
@@ -75,6 +76,69 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
     args.max = std::fmax(-limit - 1, std::fmin(args.max, limit));
   }
   return run_activation(UnaryOp::Hardtanh, x, args);
+}
+
+UnaryGradSaves unary_grad_saves(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::LogicalNot:
+      return UnaryGradSaves::Nothing;
+    case UnaryOp::Exp:
+    case UnaryOp::Expm1:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Relu:
+      return UnaryGradSaves::Output;
+    case UnaryOp::Abs:
+    case UnaryOp::Log:
+    case UnaryOp::Log1p:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos:
+    case UnaryOp::Gelu:
+    case UnaryOp::GeluTanh:
+    case UnaryOp::Silu:
+    case UnaryOp::PowScalar:
+    case UnaryOp::Clamp:
+    case UnaryOp::LeakyRelu:
+    case UnaryOp::Elu:
+    case UnaryOp::Softplus:
+    case UnaryOp::Hardtanh:
+      return UnaryGradSaves::Input;
+  }
+  return UnaryGradSaves::Input;
+}
+
+Tensor unary_grad(UnaryOp op, const Tensor& grad_out, const Tensor& x, const Tensor& out,
+                  const UnaryArgs& args) {
+  constexpr const char* kOp = "unary_grad";
+  RCUDA_CHECK(op != UnaryOp::LogicalNot, ValueError, kOp, ": logical_not has no gradient");
+  RCUDA_CHECK(grad_out.defined(), ValueError, kOp, ": grad_out is undefined");
+  const UnaryGradSaves saves = unary_grad_saves(op);
+  const Tensor& saved = saves == UnaryGradSaves::Output ? out : x;
+  const char* saved_name = saves == UnaryGradSaves::Output ? "out" : "x";
+  const Tensor read = saves == UnaryGradSaves::Nothing ? grad_out : saved;
+  RCUDA_CHECK(read.defined(), ValueError, kOp, ": this op's gradient reads ", saved_name,
+              ", which is undefined");
+  check_not_float8(kOp, grad_out);
+  check_floating(kOp, "grad_out", grad_out);
+  RCUDA_CHECK(read.dtype() == grad_out.dtype(), DTypeError, kOp, ": ", saved_name, " is ",
+              dtype_name(read.dtype()), " but grad_out is ", dtype_name(grad_out.dtype()));
+  RCUDA_CHECK(read.shape() == grad_out.shape(), ShapeError, kOp, ": ", saved_name, " has shape ",
+              shape_str(read.shape()), " but grad_out has ", shape_str(grad_out.shape()));
+  check_same_device(kOp, {grad_out, read});
+  Tensor grad_in = Tensor::empty(grad_out.shape(), grad_out.dtype(), grad_out.device());
+  if (grad_in.numel() > 0) {
+    const bool reads_out = saves == UnaryGradSaves::Output;
+    backend_of(grad_out).unary_grad(op, grad_in, grad_out, reads_out ? grad_out : read,
+                                    reads_out ? read : grad_out, args);
+  }
+  return grad_in;
 }
 
 }  // namespace rcuda::ops
