@@ -46,13 +46,20 @@ enum class UnaryOp : uint8_t {
   Round,
   PowScalar,
   Clamp,
-  LogicalNot
+  LeakyRelu,
+  Elu,
+  Softplus,
+  Hardtanh,
+  LogicalNot  // stays last: kUnaryOpCount in src/backend/unary_math.h
 };
 
 struct UnaryArgs {
   double exponent = 1.0;                  // PowScalar
   bool has_min = false, has_max = false;  // Clamp
-  double min = 0.0, max = 0.0;
+  double min = 0.0, max = 0.0;            // Clamp (when has_min/has_max); Hardtanh (always)
+  double negative_slope = 0.01;           // LeakyRelu
+  double alpha = 1.0;                     // Elu
+  double beta = 1.0, threshold = 20.0;    // Softplus, as torch
 };
 
 enum class BinaryOp : uint8_t {
@@ -146,6 +153,18 @@ class Backend {
                        bool accumulate) = 0;
   // Int64 [count, in.dim()] coordinates of the nonzero elements in row-major order.
   virtual Tensor nonzero(const Tensor& in) = 0;
+
+  // ---- training primitives ------------------------------------------------------------------
+  // The forward and backward halves that training calls every step (ops in rcuda/ops/nn.h).
+  // None of them synchronises with the host, so they run inside a captured CUDA graph.
+
+  // grad_in = grad_out * f'(x) in one pass, for a floating op (Note [Unary formulas] in
+  // src/backend/unary_math.h). All four tensors have one shape and one floating dtype, any
+  // strides; grad_in may be grad_out itself. x is the forward input and out the forward output;
+  // the formula reads one of them (ops::unary_grad_saves), the other may be any tensor of the
+  // shape and dtype (ops pass grad_out).
+  virtual void unary_grad(UnaryOp op, const Tensor& grad_in, const Tensor& grad_out,
+                          const Tensor& x, const Tensor& out, const UnaryArgs& args) = 0;
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

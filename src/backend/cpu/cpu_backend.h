@@ -45,6 +45,10 @@ class CpuBackend final : public Backend {
   void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
                bool accumulate) override;
   Tensor nonzero(const Tensor& in) override;
+
+  // training primitives
+  void unary_grad(UnaryOp op, const Tensor& grad_in, const Tensor& grad_out, const Tensor& x,
+                  const Tensor& out, const UnaryArgs& args) override;
 };
 
 }  // namespace rcuda::cpu

@@ -2,8 +2,10 @@
 // where. All run on loops.h's strided engine.
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "backend/scalar_math.h"
+#include "backend/unary_math.h"
 #include "cpu_backend.h"
 #include "dispatch.h"
 #include "loops.h"
@@ -20,102 +22,35 @@ T integer_remainder(T a, T b) {
   return backend::integer_remainder_nonzero(a, b);
 }
 
-template <typename C>
-C unary_float(UnaryOp op, C x, const UnaryArgs& args) {
-  switch (op) {
-    case UnaryOp::Exp:
-      return std::exp(x);
-    case UnaryOp::Expm1:
-      return std::expm1(x);
-    case UnaryOp::Log:
-      return std::log(x);
-    case UnaryOp::Log1p:
-      return std::log1p(x);
-    case UnaryOp::Sqrt:
-      return std::sqrt(x);
-    case UnaryOp::Rsqrt:
-      return C(1) / std::sqrt(x);
-    case UnaryOp::Sin:
-      return std::sin(x);
-    case UnaryOp::Cos:
-      return std::cos(x);
-    case UnaryOp::Tanh:
-      return std::tanh(x);
-    case UnaryOp::Sigmoid:
-      return C(1) / (C(1) + std::exp(-x));
-    case UnaryOp::Gelu:
-      return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
-    case UnaryOp::GeluTanh: {
-      const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);  // sqrt(2/pi)
-      return C(0.5) * x * (C(1) + std::tanh(inner));
-    }
-    case UnaryOp::Silu:
-      return x / (C(1) + std::exp(-x));
-    case UnaryOp::Floor:
-      return std::floor(x);
-    case UnaryOp::Ceil:
-      return std::ceil(x);
-    case UnaryOp::Round:
-      return std::nearbyint(x);  // default rounding mode: half to even
-    case UnaryOp::PowScalar:
-      return std::pow(x, static_cast<C>(args.exponent));
-    default:
-      break;
+// The formulas live in backend/unary_math.h (Note [Unary formulas]). Each (op, dtype) pair gets
+// its own loop, with the op a compile-time constant, so that the formula's switch folds away and
+// the contiguous loop vectorises; a table indexed by the op picks the loop.
+template <UnaryOp Op, typename T>
+void unary_fixed(const Tensor& out, const Tensor& in, const UnaryArgs& args) {
+  using C = ComputeType<T>;
+  if constexpr (std::is_floating_point_v<C>) {
+    unary_loop<T, T>(out, in, [args](T v) {
+      return convert<T>(backend::unary_float<C>(Op, convert<C>(v), args));
+    });
+  } else {
+    unary_loop<T, T>(out, in, [args](T v) { return backend::unary_integral<C>(Op, v, args); });
   }
-  throw ValueError("unary: op not defined for floating dtypes");
+}
+
+template <typename T, size_t... Ops>
+void unary_table(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args,
+                 std::index_sequence<Ops...>) {
+  using Loop = void (*)(const Tensor&, const Tensor&, const UnaryArgs&);
+  static constexpr Loop kLoops[] = {&unary_fixed<static_cast<UnaryOp>(Ops), T>...};
+  kLoops[static_cast<size_t>(op)](out, in, args);
 }
 
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) {
-  using C = ComputeType<T>;
-  auto run = [&](auto f) {
-    unary_loop<T, T>(out, in, [f](T v) { return convert<T>(f(convert<C>(v))); });
-  };
-  switch (op) {
-    case UnaryOp::Neg:
-      return run([](C x) { return backend::wrapping_sub(C(0), x); });
-    case UnaryOp::Abs:
-      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>)
-        return run([](C x) { return x; });
-      else
-        return run([](C x) { return x < 0 ? backend::wrapping_sub(C(0), x) : x; });
-    case UnaryOp::Sign:
-      if constexpr (std::is_same_v<C, bool>)
-        return run([](C x) { return x; });
-      else
-        return run([](C x) { return static_cast<C>((C(0) < x) - (x < C(0))); });
-    // NaN propagates through relu and clamp, as torch: `x != x` is true only for NaN.
-    case UnaryOp::Relu:
-      return run([](C x) { return (x != x || x > C(0)) ? x : C(0); });
-    case UnaryOp::Clamp: {
-      const C lo = static_cast<C>(args.min), hi = static_cast<C>(args.max);
-      const bool has_lo = args.has_min, has_hi = args.has_max;
-      return run([=](C x) {
-        if (has_lo && (lo != lo || x < lo)) x = lo;  // a NaN bound makes every result NaN
-        if (has_hi && (hi != hi || x > hi)) x = hi;
-        return x;
-      });
-    }
-    case UnaryOp::PowScalar:
-      if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-        const C e = static_cast<C>(args.exponent);
-        return run([e](C x) { return integer_pow<C>(x, e); });
-      }
-      break;
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Round:
-      if constexpr (!std::is_floating_point_v<C>) return run([](C x) { return x; });
-      break;
-    default:
-      break;
-  }
-  if constexpr (std::is_floating_point_v<C>) {
-    return run([op, args](C x) { return unary_float<C>(op, x, args); });
-  } else {
-    throw DTypeError(std::string("unary: op needs a floating dtype, got ") +
-                     dtype_name(in.dtype()));
-  }
+  if constexpr (!kIsFloating<T>)
+    RCUDA_CHECK(backend::unary_defined_for_integers(op, std::is_same_v<T, bool>), DTypeError,
+                "unary: op needs a floating dtype, got ", dtype_name(in.dtype()));
+  unary_table<T>(op, out, in, args, std::make_index_sequence<backend::kUnaryOpCount>{});
 }
 
 template <typename T>

@@ -128,4 +128,24 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   });
 }
 
+// out[i] = f(a[i], b[i], c[i]); a fast path for contiguous rows.
+template <typename Out, typename In, typename F>
+void ternary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, F f) {
+  for_each_row<4>({out, a, b, c}, [&](const std::array<char*, 4>& p,
+                                      const std::array<int64_t, 4>& s, int64_t n) {
+    if (s[0] == sizeof(Out) && s[1] == sizeof(In) && s[2] == sizeof(In) && s[3] == sizeof(In)) {
+      Out* o = reinterpret_cast<Out*>(p[0]);
+      const In* x = reinterpret_cast<const In*>(p[1]);
+      const In* y = reinterpret_cast<const In*>(p[2]);
+      const In* z = reinterpret_cast<const In*>(p[3]);
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const In*>(p[1] + i * s[1]),
+                                                     *reinterpret_cast<const In*>(p[2] + i * s[2]),
+                                                     *reinterpret_cast<const In*>(p[3] + i * s[3]));
+    }
+  });
+}
+
 }  // namespace rcuda::cpu

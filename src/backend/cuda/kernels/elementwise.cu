@@ -1,6 +1,7 @@
 // Elementwise primitives on the GPU: unary and binary math, where, fill, ranges. Semantics match
 // the CPU backend's (src/backend/cpu/elementwise.cpp) op for op, including NaN handling,
-// Python-style remainder and half-to-even rounding.
+// Python-style remainder and half-to-even rounding; the unary formulas are the ones both
+// backends share (backend/unary_math.h, Note [Unary formulas]).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
 #include "backend/scalar_math.h"
+#include "backend/unary_math.h"
 
 namespace rcuda::cuda {
 namespace {
@@ -19,93 +21,6 @@ using backend::integer_pow;
 using backend::ComputeType;
 using backend::convert;
 using backend::dispatch_all;
-
-template <typename C>
-__device__ C unary_float(UnaryOp op, C x, const UnaryArgs& a) {
-  switch (op) {
-    case UnaryOp::Exp:
-      return exp(x);
-    case UnaryOp::Expm1:
-      return expm1(x);
-    case UnaryOp::Log:
-      return log(x);
-    case UnaryOp::Log1p:
-      return log1p(x);
-    case UnaryOp::Sqrt:
-      return sqrt(x);
-    case UnaryOp::Rsqrt:
-      return C(1) / sqrt(x);
-    case UnaryOp::Sin:
-      return sin(x);
-    case UnaryOp::Cos:
-      return cos(x);
-    case UnaryOp::Tanh:
-      return tanh(x);
-    case UnaryOp::Sigmoid:
-      return C(1) / (C(1) + exp(-x));
-    case UnaryOp::Gelu:
-      return C(0.5) * x * (C(1) + erf(x * C(0.70710678118654752440)));
-    case UnaryOp::GeluTanh:
-      return C(0.5) * x * (C(1) + tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
-    case UnaryOp::Silu:
-      return x / (C(1) + exp(-x));
-    case UnaryOp::Floor:
-      return floor(x);
-    case UnaryOp::Ceil:
-      return ceil(x);
-    case UnaryOp::Round:
-      return nearbyint(x);
-    case UnaryOp::PowScalar:
-      return pow(x, static_cast<C>(a.exponent));
-    case UnaryOp::Neg:
-      return -x;
-    case UnaryOp::Abs:
-      return fabs(x);
-    case UnaryOp::Sign:
-      return static_cast<C>((C(0) < x) - (x < C(0)));
-    case UnaryOp::Relu:
-      return (x != x || x > C(0)) ? x : C(0);
-    case UnaryOp::Clamp: {
-      const C lo = static_cast<C>(a.min), hi = static_cast<C>(a.max);
-      if (a.has_min && (lo != lo || x < lo)) x = lo;
-      if (a.has_max && (hi != hi || x > hi)) x = hi;
-      return x;
-    }
-    default:
-      return x;
-  }
-}
-
-template <typename C>
-__device__ C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
-  switch (op) {
-    case UnaryOp::Neg:
-      return backend::wrapping_sub(C(0), x);
-    case UnaryOp::Abs:
-      if constexpr (std::is_signed_v<C>)
-        return x < 0 ? backend::wrapping_sub(C(0), x) : x;
-      else
-        return x;
-    case UnaryOp::Sign:
-      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>)
-        return static_cast<C>(x != 0);
-      else
-        return static_cast<C>((C(0) < x) - (x < C(0)));
-    case UnaryOp::Relu:
-      return x > C(0) ? x : C(0);
-    case UnaryOp::Clamp:
-      if (a.has_min && x < static_cast<C>(a.min)) x = static_cast<C>(a.min);
-      if (a.has_max && x > static_cast<C>(a.max)) x = static_cast<C>(a.max);
-      return x;
-    case UnaryOp::PowScalar:
-      if constexpr (std::is_same_v<C, bool>)
-        return x;
-      else
-        return integer_pow<C>(x, static_cast<C>(a.exponent));
-    default:
-      return x;  // floor, ceil, round: identity on integers
-  }
-}
 
 template <typename C>
 __device__ C integer_remainder(C a, C b) {
@@ -211,9 +126,9 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
   using C = ComputeType<T>;
   launch_map<T, T, 1>(out, {in}, [op, args] __device__(T x) {
     if constexpr (std::is_floating_point_v<C>) {
-      return convert<T>(unary_float<C>(op, convert<C>(x), args));
+      return convert<T>(backend::unary_float<C>(op, convert<C>(x), args));
     } else {
-      return unary_integral<C>(op, x, args);
+      return backend::unary_integral<C>(op, x, args);
     }
   });
 }

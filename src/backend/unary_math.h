@@ -1,0 +1,285 @@
+// The scalar formulas of every UnaryOp and of its derivative, written once for the CPU and CUDA
+// backends (host and device alike), so that the two cannot drift apart.
+//
+// Note [Unary formulas]
+// - unary_float: the op on a floating compute type (float for the half types, Note [Compute
+//   types]); unary_integral: the op on an integral or bool type, for the ops defined there
+//   (unary_defined_for_integers). NaN propagates through relu, clamp and the activations, as
+//   torch.
+// - unary_grad_float: grad_out * f'(x), reading the forward input x or the forward output,
+//   whichever torch's formula reads (rcuda::ops::unary_grad_saves names which; the other
+//   argument is not read). Piecewise functions take torch's side at the kinks: relu and the
+//   rounding ops give 0, clamp passes the gradient where min <= x <= max, hardtanh only
+//   strictly inside (min, max).
+// - The math functions are std:: ones on the host and CUDA's float or double ones on the
+//   device (math:: below), as each backend called before they shared this file.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include "backend/dispatch.h"
+#include "backend/scalar_math.h"
+#include "rcuda/backend/backend.h"
+#include "rcuda/core/macros.h"
+
+namespace rcuda::backend {
+namespace math {
+
+#if defined(__CUDA_ARCH__)
+#define RCUDA_UNARY_MATH(name)                                   \
+  __device__ inline float name(float x) { return ::name##f(x); } \
+  __device__ inline double name(double x) { return ::name(x); }
+#else
+#define RCUDA_UNARY_MATH(name)                        \
+  inline float name(float x) { return std::name(x); } \
+  inline double name(double x) { return std::name(x); }
+#endif
+RCUDA_UNARY_MATH(exp)
+RCUDA_UNARY_MATH(expm1)
+RCUDA_UNARY_MATH(log)
+RCUDA_UNARY_MATH(log1p)
+RCUDA_UNARY_MATH(sqrt)
+RCUDA_UNARY_MATH(sin)
+RCUDA_UNARY_MATH(cos)
+RCUDA_UNARY_MATH(tanh)
+RCUDA_UNARY_MATH(erf)
+RCUDA_UNARY_MATH(floor)
+RCUDA_UNARY_MATH(ceil)
+RCUDA_UNARY_MATH(nearbyint)  // the default rounding mode: half to even
+RCUDA_UNARY_MATH(fabs)
+#undef RCUDA_UNARY_MATH
+
+#if defined(__CUDA_ARCH__)
+__device__ inline float pow(float x, float y) { return ::powf(x, y); }
+__device__ inline double pow(double x, double y) { return ::pow(x, y); }
+#else
+inline float pow(float x, float y) { return std::pow(x, y); }
+inline double pow(double x, double y) { return std::pow(x, y); }
+#endif
+
+}  // namespace math
+
+// LogicalNot is the last UnaryOp: tables indexed by the op have this many entries.
+constexpr size_t kUnaryOpCount = static_cast<size_t>(UnaryOp::LogicalNot) + 1;
+
+constexpr double kSqrtHalf = 0.70710678118654752440;      // 1 / sqrt(2)
+constexpr double kSqrtTwoOverPi = 0.7978845608028654;     // sqrt(2 / pi)
+constexpr double kInvSqrtTwoPi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kGeluTanhCubic = 0.044715;
+
+// Whether op has an integral (and bool) version; the others are floating only (ops convert
+// integral input to float32 first, Note [Type promotion]).
+constexpr bool unary_defined_for_integers(UnaryOp op, bool is_bool) {
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Sign:
+    case UnaryOp::Relu:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Clamp:
+    case UnaryOp::Hardtanh:
+    case UnaryOp::LogicalNot:
+      return true;
+    case UnaryOp::PowScalar:
+      return !is_bool;
+    default:
+      return false;
+  }
+}
+
+template <typename C>
+RCUDA_HOST_DEVICE inline C sigmoid(C x) {
+  return C(1) / (C(1) + math::exp(-x));
+}
+
+template <typename C>
+RCUDA_HOST_DEVICE inline C unary_float(UnaryOp op, C x, const UnaryArgs& a) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return -x;
+    case UnaryOp::Abs:
+      return math::fabs(x);
+    case UnaryOp::Sign:
+      return static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Exp:
+      return math::exp(x);
+    case UnaryOp::Expm1:
+      return math::expm1(x);
+    case UnaryOp::Log:
+      return math::log(x);
+    case UnaryOp::Log1p:
+      return math::log1p(x);
+    case UnaryOp::Sqrt:
+      return math::sqrt(x);
+    case UnaryOp::Rsqrt:
+      return C(1) / math::sqrt(x);
+    case UnaryOp::Sin:
+      return math::sin(x);
+    case UnaryOp::Cos:
+      return math::cos(x);
+    case UnaryOp::Tanh:
+      return math::tanh(x);
+    case UnaryOp::Sigmoid:
+      return sigmoid(x);
+    case UnaryOp::Relu:
+      return (x != x || x > C(0)) ? x : C(0);  // `x != x`: NaN propagates
+    case UnaryOp::Gelu:
+      return C(0.5) * x * (C(1) + math::erf(x * C(kSqrtHalf)));
+    case UnaryOp::GeluTanh:
+      return C(0.5) * x *
+             (C(1) + math::tanh(C(kSqrtTwoOverPi) * (x + C(kGeluTanhCubic) * x * x * x)));
+    case UnaryOp::Silu:
+      return x / (C(1) + math::exp(-x));
+    case UnaryOp::Floor:
+      return math::floor(x);
+    case UnaryOp::Ceil:
+      return math::ceil(x);
+    case UnaryOp::Round:
+      return math::nearbyint(x);
+    case UnaryOp::PowScalar:
+      return math::pow(x, static_cast<C>(a.exponent));
+    case UnaryOp::Clamp: {
+      const C lo = static_cast<C>(a.min), hi = static_cast<C>(a.max);
+      if (a.has_min && (lo != lo || x < lo)) x = lo;  // a NaN bound makes every result NaN
+      if (a.has_max && (hi != hi || x > hi)) x = hi;
+      return x;
+    }
+    case UnaryOp::LeakyRelu:
+      return x > C(0) ? x : x * static_cast<C>(a.negative_slope);
+    case UnaryOp::Elu:
+      return x > C(0) ? x : static_cast<C>(a.alpha) * math::expm1(x);
+    case UnaryOp::Softplus: {
+      // As torch: linear above the threshold, where log1p(exp) would overflow.
+      const C beta = static_cast<C>(a.beta), bx = x * beta;
+      return bx > static_cast<C>(a.threshold) ? x : math::log1p(math::exp(bx)) / beta;
+    }
+    case UnaryOp::Hardtanh: {
+      const C lo = static_cast<C>(a.min), hi = static_cast<C>(a.max);
+      return x < lo ? lo : (x > hi ? hi : x);
+    }
+    case UnaryOp::LogicalNot:
+      return static_cast<C>(x == C(0));
+  }
+  return x;
+}
+
+// Integral and bool types, for the ops unary_defined_for_integers admits; wrapping arithmetic.
+template <typename C>
+RCUDA_HOST_DEVICE inline C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return wrapping_sub(C(0), x);
+    case UnaryOp::Abs:
+      if constexpr (std::is_signed_v<C>)
+        return x < 0 ? wrapping_sub(C(0), x) : x;
+      else
+        return x;
+    case UnaryOp::Sign:
+      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>)
+        return static_cast<C>(x != 0);
+      else
+        return static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Relu:
+      return x > C(0) ? x : C(0);
+    case UnaryOp::Clamp:
+    case UnaryOp::Hardtanh:  // bounds truncated to the integer type, as torch
+      if ((op == UnaryOp::Hardtanh || a.has_min) && x < static_cast<C>(a.min))
+        x = static_cast<C>(a.min);
+      if ((op == UnaryOp::Hardtanh || a.has_max) && x > static_cast<C>(a.max))
+        x = static_cast<C>(a.max);
+      return x;
+    case UnaryOp::PowScalar:
+      if constexpr (std::is_same_v<C, bool>)
+        return x;
+      else
+        return integer_pow<C>(x, static_cast<C>(a.exponent));
+    case UnaryOp::LogicalNot:
+      return static_cast<C>(x == C(0));
+    default:
+      return x;  // floor, ceil, round: the identity on integers
+  }
+}
+
+// grad_out * f'(x) (Note [Unary formulas]); x is the forward input, out the forward output.
+template <typename C>
+RCUDA_HOST_DEVICE inline C unary_grad_float(UnaryOp op, C g, C x, C out, const UnaryArgs& a) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return -g;
+    case UnaryOp::Abs:
+      return g * static_cast<C>((C(0) < x) - (x < C(0)));
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::LogicalNot:
+      return C(0);
+    case UnaryOp::Exp:
+      return g * out;
+    case UnaryOp::Expm1:
+      return g * (out + C(1));
+    case UnaryOp::Log:
+      return g / x;
+    case UnaryOp::Log1p:
+      return g / (x + C(1));
+    case UnaryOp::Sqrt:
+      return g / (C(2) * out);
+    case UnaryOp::Rsqrt:
+      return C(-0.5) * g * out * out * out;
+    case UnaryOp::Sin:
+      return g * math::cos(x);
+    case UnaryOp::Cos:
+      return -g * math::sin(x);
+    case UnaryOp::Tanh:
+      return g * (C(1) - out * out);
+    case UnaryOp::Sigmoid:
+      return g * (C(1) - out) * out;
+    case UnaryOp::Relu:
+      return out <= C(0) ? C(0) : g;  // torch's threshold_backward on the result
+    case UnaryOp::Gelu: {
+      const C cdf = C(0.5) * (C(1) + math::erf(x * C(kSqrtHalf)));
+      const C pdf = C(kInvSqrtTwoPi) * math::exp(C(-0.5) * x * x);
+      return g * (cdf + x * pdf);
+    }
+    case UnaryOp::GeluTanh: {
+      const C x_sq = x * x;
+      const C inner = C(kSqrtTwoOverPi) * (x + C(kGeluTanhCubic) * x_sq * x);
+      const C t = math::tanh(inner);
+      const C left = C(0.5) * x, right = C(1) + t;
+      const C right_derivative =
+          left * (C(1) - t * t) * C(kSqrtTwoOverPi) * (C(1) + C(3 * kGeluTanhCubic) * x_sq);
+      return g * (C(0.5) * right + right_derivative);
+    }
+    case UnaryOp::Silu: {
+      const C s = sigmoid(x);
+      return g * s * (C(1) + x * (C(1) - s));
+    }
+    case UnaryOp::PowScalar: {
+      const C e = static_cast<C>(a.exponent);
+      return e == C(0) ? C(0) : g * e * math::pow(x, e - C(1));
+    }
+    case UnaryOp::Clamp: {
+      const bool inside =
+          (!a.has_min || x >= static_cast<C>(a.min)) && (!a.has_max || x <= static_cast<C>(a.max));
+      return inside ? g : C(0);
+    }
+    case UnaryOp::LeakyRelu:
+      return x > C(0) ? g : g * static_cast<C>(a.negative_slope);
+    case UnaryOp::Elu:
+      return x <= C(0) ? g * static_cast<C>(a.alpha) * math::exp(x) : g;
+    case UnaryOp::Softplus: {
+      const C bx = x * static_cast<C>(a.beta);
+      const C z = math::exp(bx);
+      return bx > static_cast<C>(a.threshold) ? g : g * z / (z + C(1));
+    }
+    case UnaryOp::Hardtanh:
+      return (x <= static_cast<C>(a.min) || x >= static_cast<C>(a.max)) ? C(0) : g;
+  }
+  return g;
+}
+
+}  // namespace rcuda::backend
