@@ -5,6 +5,7 @@
 #include "grads/elementwise.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/core/error.h"
+#include "rcuda/ops/nn.h"
 #include "record.h"
 
 namespace rcuda {
@@ -26,8 +27,17 @@ Tensor record_unary(UnaryOp op, const Tensor& x, const UnaryArgs& args, Forward 
   auto node = make_node<UnaryBackward>(x);
   node->op = op;
   node->args = args;
-  node->x = SavedTensor(x, SavedTensor::kInput);
-  node->out = SavedTensor(out);
+  // Only what the fused formula reads (ops::unary_grad_saves), as torch saves.
+  switch (ops::unary_grad_saves(op)) {
+    case ops::UnaryGradSaves::Input:
+      node->x = SavedTensor(x, SavedTensor::kInput);
+      break;
+    case ops::UnaryGradSaves::Output:
+      node->out = SavedTensor(out);
+      break;
+    case ops::UnaryGradSaves::Nothing:
+      break;
+  }
   set_history(out, node);
   return out;
 }
@@ -109,6 +119,34 @@ Tensor pow(const Tensor& x, const Scalar& exponent) {
   UnaryArgs args;
   args.exponent = exponent.to_double();
   return record_unary(UnaryOp::PowScalar, x, args, [&] { return ops::pow(x, exponent); });
+}
+
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  UnaryArgs args;
+  args.negative_slope = negative_slope;
+  return record_unary(UnaryOp::LeakyRelu, x, args, [&] { return ops::leaky_relu(x, negative_slope); });
+}
+
+Tensor elu(const Tensor& x, double alpha) {
+  UnaryArgs args;
+  args.alpha = alpha;
+  return record_unary(UnaryOp::Elu, x, args, [&] { return ops::elu(x, alpha); });
+}
+
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  UnaryArgs args;
+  args.beta = beta;
+  args.threshold = threshold;
+  return record_unary(UnaryOp::Softplus, x, args,
+                      [&] { return ops::softplus(x, beta, threshold); });
+}
+
+Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
+  UnaryArgs args;
+  args.min = min_val;
+  args.max = max_val;
+  return record_unary(UnaryOp::Hardtanh, x, args,
+                      [&] { return ops::hardtanh(x, min_val, max_val); });
 }
 
 Tensor unary_op(const char* name, const Tensor& x) {

@@ -191,16 +191,16 @@ TEST(NnUnaryGrad, ReadsOnlyTheSavedTensor) {
     const Tensor x = random_tensor({64}, DType::Float32, c.low, c.high);
     const Tensor g = random_tensor({64}, DType::Float32, -2, 2);
     const Tensor poison = ops::full({64}, kNaN, TensorOptions(DType::Float32));
-    const UnaryGradSaves saves = ops::unary_grad_saves(c.op);
-    const Tensor x_arg = saves == UnaryGradSaves::Input ? x : poison;
-    const Tensor out_arg = saves == UnaryGradSaves::Output ? forward(c, x) : poison;
+    const ops::UnaryGradSaves saves = ops::unary_grad_saves(c.op);
+    const Tensor x_arg = saves == ops::UnaryGradSaves::Input ? x : poison;
+    const Tensor out_arg = saves == ops::UnaryGradSaves::Output ? forward(c, x) : poison;
     EXPECT_TRUE(all_close(to_doubles(ops::unary_grad(c.op, g, x_arg, out_arg, c.args)),
                           expected_grad(c, g, x), tolerance(DType::Float32)));
     // The unread one may be left undefined.
     const Tensor undefined;
     const Tensor only =
-        ops::unary_grad(c.op, g, saves == UnaryGradSaves::Input ? x : undefined,
-                        saves == UnaryGradSaves::Output ? forward(c, x) : undefined, c.args);
+        ops::unary_grad(c.op, g, saves == ops::UnaryGradSaves::Input ? x : undefined,
+                        saves == ops::UnaryGradSaves::Output ? forward(c, x) : undefined, c.args);
     EXPECT_TRUE(all_close(to_doubles(only), expected_grad(c, g, x), tolerance(DType::Float32)));
   }
 }

@@ -15,6 +15,7 @@
 #include "rcuda/ops/elementwise.h"
 #include "rcuda/ops/indexing.h"
 #include "rcuda/ops/linalg.h"
+#include "rcuda/ops/nn.h"
 #include "rcuda/ops/random.h"
 #include "rcuda/ops/reduction.h"
 
@@ -42,6 +43,11 @@ Tensor ceil(const Tensor& x);
 Tensor round(const Tensor& x);
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 Tensor pow(const Tensor& x, const Scalar& exponent);
+// Activations with parameters (rcuda/ops/nn.h).
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
 Tensor unary_op(const char* name, const Tensor& x);
 using ops::logical_not;
 

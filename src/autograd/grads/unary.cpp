@@ -1,7 +1,7 @@
 // Gradients of unary elementwise ops: one fused backend pass, grad * f'(x), per op
 // (ops::unary_grad; the derivative formulas sit beside the forward ones in src/backend).
 #include "elementwise.h"
-#include "rcuda/core/error.h"
+#include "rcuda/ops/nn.h"
 
 namespace rcuda::autograd {
 
@@ -50,12 +50,22 @@ const char* UnaryBackward::name() const {
       return "PowBackward";
     case UnaryOp::Clamp:
       return "ClampBackward";
+    case UnaryOp::LeakyRelu:
+      return "LeakyReluBackward";
+    case UnaryOp::Elu:
+      return "EluBackward";
+    case UnaryOp::Softplus:
+      return "SoftplusBackward";
+    case UnaryOp::Hardtanh:
+      return "HardtanhBackward";
     case UnaryOp::LogicalNot:
       return "LogicalNotBackward";
   }
   return "UnaryBackward";
 }
 
-TensorList UnaryBackward::apply(TensorList&& grads) { throw InternalError("unary_grad pending"); }
+TensorList UnaryBackward::apply(TensorList&& grads) {
+  return {ops::unary_grad(op, grads[0], x.unpack(*this), out.unpack(*this), args)};
+}
 
 }  // namespace rcuda::autograd
