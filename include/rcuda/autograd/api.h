@@ -125,20 +125,27 @@ const Tensor& fill_(const Tensor& t, const Scalar& value);
 Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false,
            std::optional<DType> dtype = std::nullopt);
 Tensor mean(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+// A zero in a slice gets the product of the others; two zeros give a zero gradient.
+Tensor prod(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+// Over every element: tied maxima (or minima) share the gradient evenly.
+Tensor max(const Tensor& x);
+Tensor min(const Tensor& x);
+// Along dim: values carry the gradient to the selected index; indices carry none.
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor var(const Tensor& x, const Dims& dims = {}, double correction = 1, bool keepdim = false);
+Tensor std(const Tensor& x, const Dims& dims = {}, double correction = 1, bool keepdim = false);
+// The subgradient at a zero norm is 0; p = 0 has gradient 0 everywhere.
+Tensor norm(const Tensor& x, double p = 2, const Dims& dims = {}, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim = false);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor cumsum(const Tensor& x, int64_t dim);
+// Bool and index results: no gradient.
 using ops::all;
 using ops::any;
 using ops::argmax;
 using ops::argmin;
-using ops::cumsum;
-using ops::log_softmax;
-using ops::logsumexp;
-using ops::max;
-using ops::min;
-using ops::norm;
-using ops::prod;
-using ops::softmax;
-using ops::std;
-using ops::var;
 
 // ---- matrix products (rcuda/ops/linalg.h); grads/linalg.cpp --------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);
@@ -149,17 +156,22 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 using ops::scaled_mm;
 
 // ---- joining, splitting, indexing (rcuda/ops/indexing.h); grads/indexing.cpp ----------------
-using ops::cat;
+// Each input gets its slice of the gradient back (skipped empty 1-D inputs an empty one).
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// The pieces are views (narrow): the view hook records them (grads/views.cpp).
 using ops::chunk;
-using ops::gather;
-using ops::index_select;
-using ops::masked_fill;
-using ops::masked_select;
+using ops::split;
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+// x gets the gradient where nothing was written; src (or nothing, for a value) the rest.
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+// Index results: no gradient.
 using ops::nonzero;
 using ops::one_hot;
-using ops::scatter;
-using ops::scatter_add;
-using ops::split;
-using ops::stack;
 
 }  // namespace rcuda
