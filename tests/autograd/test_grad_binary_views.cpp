@@ -177,6 +177,18 @@ TEST(GradLinalg, MatmulEveryRankAndBroadcast) {
                         {leaf({3, 5}), leaf({3, 4}), leaf({4, 5})}));
 }
 
+TEST(GradLinalg, OnlyOneOperandRequiresGrad) {
+  // The other operand is data: only the weight's partner is saved.
+  const Tensor x = random_tensor({3, 4}, DType::Float64);
+  EXPECT_TRUE(gradcheck([&](const TensorList& w) { return matmul(x, w[0]); }, {leaf({4, 2})}));
+  EXPECT_TRUE(gradcheck([&](const TensorList& w) { return matmul(w[0], x); }, {leaf({5, 3})}));
+  EXPECT_TRUE(gradcheck([&](const TensorList& w) { return matmul(x.select(0, 0), w[0]); },
+                        {leaf({2, 4, 3})}));
+  EXPECT_TRUE(gradcheck([&](const TensorList& w) { return mm(x, w[0]); }, {leaf({4, 2})}));
+  EXPECT_TRUE(gradcheck([&](const TensorList& w) { return addmm(w[1], x, w[0]); },
+                        {leaf({4, 2}), leaf({2})}));
+}
+
 TEST(GradLinalg, ZeroSizeOperands) {
   Tensor a = leaf({0, 4}), b = leaf({4, 3});
   autograd::backward(sum(matmul(a, b)));

@@ -10,17 +10,26 @@
 namespace rcuda::autograd {
 
 TensorList MatmulBackward::apply(TensorList&& grads) {
-  const Tensor av = a.unpack(*this), bv = b.unpack(*this);
-  const Tensor a2 = av.dim() == 1 ? av.unsqueeze(0) : av;
-  const Tensor b2 = bv.dim() == 1 ? bv.unsqueeze(1) : bv;
+  // Ranks and shapes from the recorded inputs: only the operand the other's gradient needs was
+  // saved (an input that requires no grad leaves its partner unsaved).
+  const Shape& a_shape = input_meta()[0].shape;
+  const Shape& b_shape = input_meta()[1].shape;
   Tensor g = grads[0];
-  if (bv.dim() == 1) g = g.unsqueeze(-1);
-  if (av.dim() == 1) g = g.unsqueeze(-2);
+  if (b_shape.size() == 1) g = g.unsqueeze(-1);
+  if (a_shape.size() == 1) g = g.unsqueeze(-2);
   Tensor ga, gb;
-  if (needs_input_grad(0))
-    ga = ops::reshape(sum_to(ops::matmul(g, b2.transpose(-1, -2)), a2.shape()), av.shape());
-  if (needs_input_grad(1))
-    gb = ops::reshape(sum_to(ops::matmul(a2.transpose(-1, -2), g), b2.shape()), bv.shape());
+  if (needs_input_grad(0)) {
+    const Tensor bv = b.unpack(*this);
+    const Tensor b2 = bv.dim() == 1 ? bv.unsqueeze(1) : bv;
+    const Shape a2 = a_shape.size() == 1 ? Shape{1, a_shape[0]} : a_shape;
+    ga = ops::reshape(sum_to(ops::matmul(g, b2.transpose(-1, -2)), a2), a_shape);
+  }
+  if (needs_input_grad(1)) {
+    const Tensor av = a.unpack(*this);
+    const Tensor a2 = av.dim() == 1 ? av.unsqueeze(0) : av;
+    const Shape b2 = b_shape.size() == 1 ? Shape{b_shape[0], 1} : b_shape;
+    gb = ops::reshape(sum_to(ops::matmul(a2.transpose(-1, -2), g), b2), b_shape);
+  }
   return {ga, gb};
 }
 
