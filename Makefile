@@ -6,7 +6,7 @@ RCUDA_WITH_CUDA ?= AUTO
 # ccache hits across checkouts in different folders (CI builds a fresh clone elsewhere).
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps configure build demo test bench format lint clean
+.PHONY: all deps configure build demo layers test bench format lint clean
 
 all: build
 
@@ -26,7 +26,12 @@ demo: build
 	$(BUILD)/apps/cli/rcuda doctor
 	$(BUILD)/apps/cli/rcuda bench --size 2000
 
-test: build
+# Every include follows its folder's "May include:" line (docs/ARCHITECTURE.md); runs before the
+# build, in a second.
+layers:
+	@scripts/check-layers.sh
+
+test: layers build
 	$(BUILD)/tests/rcuda_tests
 	scripts/cli-check.sh $(BUILD)
 	BUILD=$(BUILD) scripts/r-check.sh

@@ -26,24 +26,30 @@ using test::values;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// |actual - expected| <= absolute + relative * |expected| elementwise; NaN must meet NaN and an
+// |actual[i] - expected[i]| <= absolute[i] + relative * |expected[i]|; NaN must meet NaN and an
 // infinity the same infinity.
 ::testing::AssertionResult near(const std::vector<double>& actual,
                                 const std::vector<double>& expected, double relative,
-                                double absolute) {
-  if (actual.size() != expected.size())
+                                const std::vector<double>& absolute) {
+  if (actual.size() != expected.size() || absolute.size() != expected.size())
     return ::testing::AssertionFailure() << "size " << actual.size() << " vs " << expected.size();
   for (size_t i = 0; i < actual.size(); ++i) {
     const double a = actual[i], e = expected[i];
     const bool same_special = (std::isnan(a) && std::isnan(e)) || (std::isinf(e) && a == e);
     if (same_special) continue;
     if (std::isnan(a) || std::isnan(e) || std::isinf(a) || std::isinf(e) ||
-        std::fabs(a - e) > absolute + relative * std::fabs(e))
+        !(std::fabs(a - e) <= absolute[i] + relative * std::fabs(e)))
       return ::testing::AssertionFailure()
              << "element " << i << ": " << a << " vs expected " << e << " (relative " << relative
-             << ", absolute " << absolute << ")";
+             << ", absolute " << absolute[i] << ")";
   }
   return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult near(const std::vector<double>& actual,
+                                const std::vector<double>& expected, double relative,
+                                double absolute) {
+  return near(actual, expected, relative, std::vector<double>(expected.size(), absolute));
 }
 
 // A sum of n terms of magnitude up to `scale`: the backends add in different orders (the CPU
@@ -57,6 +63,55 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
   const double tol = backend_tolerance(expected.dtype());
   return near(values(actual), values(expected), tol,
               tol * std::sqrt(static_cast<double>(std::max<int64_t>(n, 1))) * scale);
+}
+
+// Note [Variance tolerance]
+// Welford's update (GPU) and two passes in double (CPU) are both stable, but their rounding
+// errors are a few roundings of the inputs' squares, not of the variance: a nearly constant row
+// (three float64 values agreeing to 5 digits) has a variance 1e-5 of its mean square, whose
+// relative error reaches 1e-10. So the bound on a variance is absolute, in units of the mean
+// square of the row's inputs (growing like sqrt(n) roundings, times n / (n - correction) for
+// the divisor), plus one rounding of the result. A standard deviation s = sqrt(v) then errs by
+// at most |dv| / (sqrt(v') + sqrt(v)) <= dv / max(s, sqrt(dv)): dv / s for a spread-out row,
+// sqrt(dv) for a constant one.
+
+// The mean of the squares of x's elements over dims (the CPU backend, in float64).
+std::vector<double> mean_squares(const Tensor& x, const Dims& dims, bool keepdim) {
+  const Tensor x64 = to(x, DType::Float64);
+  return values(mean(mul(x64, x64), dims, keepdim));
+}
+
+// Absolute bounds for var(x, dims, correction) of n elements per output (Note [Variance
+// tolerance]); `relative` is the dtype's tolerance times the sum growth.
+std::vector<double> variance_bounds(const Tensor& x, const Dims& dims, bool keepdim, int64_t n,
+                                    double correction, double relative) {
+  std::vector<double> bounds = mean_squares(x, dims, keepdim);
+  const double divisor = std::max(1.0, static_cast<double>(n) - correction);
+  for (double& b : bounds) b *= relative * static_cast<double>(std::max<int64_t>(n, 1)) / divisor;
+  return bounds;
+}
+
+// The bounds for std given those for var and the expected standard deviations.
+std::vector<double> std_bounds(std::vector<double> var_bounds, const std::vector<double>& s) {
+  for (size_t i = 0; i < var_bounds.size(); ++i)
+    var_bounds[i] /= std::max(std::fabs(s[i]), std::sqrt(var_bounds[i]));
+  return var_bounds;
+}
+
+// The spacing of dtype's subnormal numbers (0 for integers).
+double smallest_subnormal(DType dtype) {
+  switch (dtype) {
+    case DType::Float16:
+      return std::ldexp(1.0, -24);
+    case DType::BFloat16:
+      return std::ldexp(1.0, -133);
+    case DType::Float32:
+      return std::numeric_limits<float>::denorm_min();
+    case DType::Float64:
+      return std::numeric_limits<double>::denorm_min();
+    default:
+      return 0;
+  }
 }
 
 // Fresh random values in [low, high) (uint8 holds no negatives, so its range starts at 0).
@@ -187,9 +242,12 @@ TEST(CudaReduction, ProdMatchesCpu) {
                                  actual = prod(v.cuda, dims, keepdim);
                     expect_like(actual, expected, what);
                     // Each factor adds one rounding (relative): n of them random-walk to sqrt(n).
+                    // A float16 product of a hundred factors may be subnormal, where values are
+                    // evenly spaced: there the backends may round one spacing apart.
                     const double n = static_cast<double>(reduced_count(v.cpu.shape(), dims));
                     EXPECT_TRUE(near(values(actual), values(expected),
-                                     backend_tolerance(dtype) * std::max(1.0, std::sqrt(n)), 0))
+                                     backend_tolerance(dtype) * std::max(1.0, std::sqrt(n)),
+                                     2 * smallest_subnormal(dtype)))
                         << what;
                   });
   }
@@ -279,14 +337,16 @@ TEST(CudaReduction, NormVarStdLogsumexpMatchCpu) {
                       const Tensor expected = var(v.cpu, dims, correction, keepdim);
                       const Tensor actual = var(v.cuda, dims, correction, keepdim);
                       expect_like(actual, expected, what);
-                      // Welford's update (GPU) vs two passes in double (CPU): both stable, so a few
-                      // roundings per element of relative error, growing like sqrt(n).
-                      EXPECT_TRUE(near(values(actual), values(expected), 4 * tol * sum_growth, 0))
+                      // Note [Variance tolerance]: absolute, in units of the inputs' mean square.
+                      const std::vector<double> bounds = variance_bounds(
+                          v.cpu, dims, keepdim, n, correction, 4 * tol * sum_growth);
+                      EXPECT_TRUE(near(values(actual), values(expected), tol, bounds))
                           << "var correction=" << correction << " " << what;
-                      const Tensor s = rcuda::std(v.cpu, dims, correction, keepdim);
-                      EXPECT_TRUE(near(values(rcuda::std(v.cuda, dims, correction, keepdim)),
-                                       values(s), 4 * tol * sum_growth, 0))
-                          << "std " << what;
+                      const std::vector<double> s =
+                          values(rcuda::std(v.cpu, dims, correction, keepdim));
+                      EXPECT_TRUE(near(values(rcuda::std(v.cuda, dims, correction, keepdim)), s,
+                                       tol, std_bounds(bounds, s)))
+                          << "std correction=" << correction << " " << what;
                     }
                   });
   }
@@ -325,7 +385,10 @@ TEST(CudaReduction, NanPropagatesAsOnCpu) {
       EXPECT_TRUE(sums_near(sum(xc, dims), sum(x, dims), 129 * 37, 2)) << what;
       EXPECT_TRUE(near(values(norm(xc, kInf, dims)), values(norm(x, kInf, dims)), 0, 0)) << what;
       EXPECT_TRUE(near(values(norm(xc, 2, dims)), values(norm(x, 2, dims)), 4 * tol, 0)) << what;
-      EXPECT_TRUE(near(values(var(xc, dims)), values(var(x, dims)), 4 * tol, 0)) << what;
+      const int64_t n = reduced_count(x.shape(), dims);
+      EXPECT_TRUE(near(values(var(xc, dims)), values(var(x, dims)), tol,
+                       variance_bounds(x, dims, false, n, 1.0, 4 * tol)))
+          << what;
       EXPECT_TRUE(near(values(logsumexp(xc, dims)), values(logsumexp(x, dims)), tol, tol)) << what;
       EXPECT_EQ(values(all(xc, dims)), values(all(x, dims))) << what;  // NaN is non-zero
       EXPECT_EQ(values(any(xc, dims)), values(any(x, dims))) << what;

@@ -1,18 +1,16 @@
 // Indexing primitives: index_select, gather, scatter (overwrite or accumulate), nonzero.
 //
-// Note [Indexing through a zero stride]
-// gather reads in[.., index[pos], ..] for every position pos of out. Seeing `in` through out's
-// shape with stride 0 along dim turns that into an elementwise loop over (out, in, index): each
-// element's source is the in pointer plus index * stride(dim). index_select is the same loop with
-// its 1-D index spread over out's shape by zero strides, so both share the strided engine
-// (coalescing, OpenMP) of loops.h. scatter writes instead of reads, so threads own whole rows along
-// dim (see scatter_typed) and never write the same element.
+// index_select and gather are one elementwise loop (Note [Indexing through a zero stride] in
+// backend/indexing.h) on the strided engine (coalescing, OpenMP) of loops.h. scatter writes
+// instead of reads, so threads own whole rows along dim (see scatter_typed) and never write the
+// same element.
 #include <omp.h>
 
 #include <cstring>
 #include <exception>
 #include <vector>
 
+#include "backend/indexing.h"
 #include "cpu_backend.h"
 #include "dispatch.h"
 #include "loops.h"
@@ -20,34 +18,15 @@
 namespace rcuda::cpu {
 namespace {
 
-// Reads and writes here move elements without converting them, so copies are instantiated per
-// element width rather than per dtype.
-template <typename F>
-void dispatch_width(size_t element_size, F&& f) {
-  switch (element_size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      break;
-  }
-  throw DTypeError(detail::concat("index: unsupported element size ", element_size));
-}
+using backend::dispatch_width;
 
 [[noreturn]] void throw_index_out_of_range(const char* op, int64_t index, int64_t dim,
                                            int64_t size) {
-  throw IndexError(detail::concat(op, ": index ", index, " is out of bounds for dim ", dim,
-                                  " with size ", size));
+  throw backend::index_out_of_bounds(op, index, dim, size);
 }
 
-// Negative indices are rejected, as torch does for these ops.
 inline int64_t checked_index(const char* op, int64_t index, int64_t dim, int64_t size) {
-  if (index < 0 || index >= size) throw_index_out_of_range(op, index, dim, size);
+  if (!backend::index_in_bounds(index, size)) throw_index_out_of_range(op, index, dim, size);
   return index;
 }
 
@@ -58,9 +37,7 @@ inline int64_t load_index(const char* p) { return *reinterpret_cast<const int64_
 template <typename U>
 void gather_elements(const char* op, const Tensor& out, const Tensor& in, int64_t dim,
                      const Tensor& index) {
-  Strides through_strides = in.strides();
-  through_strides[dim] = 0;
-  const Tensor in_through = in.as_strided(out.shape(), through_strides, in.offset());
+  const Tensor in_through = backend::through_dim(in, out.shape(), dim);
   const int64_t size = in.size(dim);
   const int64_t dim_step = in.stride(dim) * static_cast<int64_t>(sizeof(U));
   constexpr int64_t kWidth = sizeof(U);
@@ -220,9 +197,7 @@ Tensor nonzero_typed(const Tensor& in) {
 
 void CpuBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
                               const Tensor& index) {
-  Strides spread(static_cast<size_t>(out.dim()), 0);
-  spread[dim] = index.stride(0);
-  const Tensor index_spread = index.as_strided(out.shape(), spread, index.offset());
+  const Tensor index_spread = backend::index_select_as_gather(index, out.shape(), dim);
   dispatch_width(in.element_size(), [&](auto tag) {
     gather_elements<decltype(tag)>("index_select", out, in, dim, index_spread);
   });

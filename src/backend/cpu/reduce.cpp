@@ -1,9 +1,7 @@
 // Reduction primitives: reduce (sum, prod, max, min, all, any, norm), arg_reduce and var.
 //
-// Note [Reduction layout]
-// A reduction sees `in` as two index spaces: the kept dims (one point per output element) and
-// the reduced dims (where `out` has size 1 and `in` does not). Reduced dims are ordered by
-// decreasing stride and coalesced, so the innermost run is as long as memory allows; when it is
+// The input is walked as Note [Reduction layout] (backend/reduction_layout.h) lays it out: kept
+// dims and reduced dims, the innermost reduced run as long as memory allows; when it is
 // contiguous the row kernels below vectorise with `#pragma omp simd`. Threads split the outputs
 // when there are enough of them; otherwise (a full sum of 1e8 elements has one output) they
 // split the reduced range, each keeping one partial per output, and partials are merged in
@@ -19,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/reduction_layout.h"
 #include "cpu_backend.h"
 #include "dispatch.h"
 #include "loops.h"
@@ -26,68 +25,7 @@
 namespace rcuda::cpu {
 namespace {
 
-struct ReduceLayout {
-  std::vector<int64_t> kept_sizes;                       // outermost first
-  std::vector<int64_t> kept_in_strides;                  // in elements
-  std::array<std::vector<int64_t>, 2> kept_out_strides;  // values and (for arg_reduce) indices
-  std::vector<int64_t> reduced_sizes;                    // innermost last
-  std::vector<int64_t> reduced_strides;
-  int64_t num_outputs = 1;
-  int64_t reduced_numel = 1;
-};
-
-ReduceLayout make_layout(const Tensor& in, const Tensor& out0, const Tensor& out1) {
-  ReduceLayout layout;
-  std::vector<int64_t> reduced;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    const int64_t size = in.shape()[d];
-    if (size == 1) continue;  // contributes nothing to either space
-    if (out0.shape()[d] == 1) {
-      reduced.push_back(d);
-      continue;
-    }
-    const int64_t in_stride = in.strides()[d];
-    const int64_t out_stride[2] = {out0.strides()[d], out1.strides()[d]};
-    const bool merge = !layout.kept_sizes.empty() &&
-                       layout.kept_in_strides.back() == in_stride * size &&
-                       layout.kept_out_strides[0].back() == out_stride[0] * size &&
-                       layout.kept_out_strides[1].back() == out_stride[1] * size;
-    if (merge) {
-      layout.kept_sizes.back() *= size;
-      layout.kept_in_strides.back() = in_stride;
-      for (int k = 0; k < 2; ++k) layout.kept_out_strides[k].back() = out_stride[k];
-    } else {
-      layout.kept_sizes.push_back(size);
-      layout.kept_in_strides.push_back(in_stride);
-      for (int k = 0; k < 2; ++k) layout.kept_out_strides[k].push_back(out_stride[k]);
-    }
-  }
-  std::stable_sort(reduced.begin(), reduced.end(), [&](int64_t a, int64_t b) {
-    return std::abs(in.strides()[a]) > std::abs(in.strides()[b]);
-  });
-  for (int64_t d : reduced) {
-    const int64_t size = in.shape()[d], stride = in.strides()[d];
-    if (!layout.reduced_sizes.empty() && layout.reduced_strides.back() == stride * size) {
-      layout.reduced_sizes.back() *= size;
-      layout.reduced_strides.back() = stride;
-    } else {
-      layout.reduced_sizes.push_back(size);
-      layout.reduced_strides.push_back(stride);
-    }
-  }
-  if (layout.kept_sizes.empty()) {
-    layout.kept_sizes.push_back(1);
-    layout.kept_in_strides.push_back(0);
-    for (int k = 0; k < 2; ++k) layout.kept_out_strides[k].push_back(0);
-  }
-  if (layout.reduced_sizes.empty()) {
-    layout.reduced_sizes.push_back(1);
-    layout.reduced_strides.push_back(0);
-  }
-  layout.num_outputs = numel(layout.kept_sizes);
-  layout.reduced_numel = numel(layout.reduced_sizes);
-  return layout;
-}
+using ReduceLayout = backend::ReductionLayout;
 
 // Calls run(offset, first, count) for the innermost runs that cover [begin, end) of the
 // row-major space `sizes`; offset in elements, first the linear index where the run starts.
@@ -508,7 +446,7 @@ struct ArgExtremeKernel {
 
 void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, double p) {
   if (out.numel() == 0) return;
-  const ReduceLayout layout = make_layout(in, out, out);
+  const ReduceLayout layout = backend::make_reduction_layout(in, out, out);
   dispatch_all(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* x = in.data<T>();
@@ -539,7 +477,7 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, double
 void CpuBackend::arg_reduce(bool is_max, const Tensor& values, const Tensor& indices,
                             const Tensor& in, int64_t /*dim: where values has size 1*/) {
   if (values.numel() == 0) return;
-  const ReduceLayout layout = make_layout(in, values, indices);
+  const ReduceLayout layout = backend::make_reduction_layout(in, values, indices);
   dispatch_all(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (is_max) {
@@ -554,7 +492,7 @@ void CpuBackend::arg_reduce(bool is_max, const Tensor& values, const Tensor& ind
 
 void CpuBackend::var(const Tensor& out, const Tensor& in, double correction) {
   if (out.numel() == 0) return;
-  const ReduceLayout layout = make_layout(in, out, out);
+  const ReduceLayout layout = backend::make_reduction_layout(in, out, out);
   const double count = static_cast<double>(layout.reduced_numel);
   // As torch: N - correction is clamped at 0, so too few elements give NaN (or inf).
   const double divisor = std::max(0.0, count - correction);

@@ -199,8 +199,6 @@ class CudaPoolAllocator final : public Allocator {
   std::atomic<int64_t> allocated_{0}, peak_{0}, allocations_{0}, frees_{0}, ooms_{0}, retries_{0};
 };
 
-constexpr int kMaxDevices = 64;
-
 CudaPoolAllocator& pool_for(int device) {
   static std::once_flag once[kMaxDevices];
   static CudaPoolAllocator* pools[kMaxDevices] = {};

@@ -42,8 +42,6 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
 
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 struct Handles {
   std::once_flag once[kMaxDevices];
   cublasLtHandle_t handle[kMaxDevices] = {};

@@ -9,8 +9,6 @@
 namespace rcuda::cuda {
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 struct SharedStreams {
   std::once_flag once[kMaxDevices];
   cudaStream_t stream[kMaxDevices] = {};
@@ -46,6 +44,8 @@ void check_device_index(int device, const char* op) {
   RCUDA_CHECK(device >= 0 && device < count, DeviceError, op, ": cuda:", device,
               " does not exist (", count, count == 1 ? " device" : " devices",
               " visible; valid indices 0 to ", count - 1, ")");
+  RCUDA_CHECK(device < kMaxDevices, DeviceError, op, ": cuda:", device, " is outside the ",
+              kMaxDevices, " devices rcuda supports");
 }
 
 cudaStream_t current_stream(int device) {

@@ -31,7 +31,11 @@ namespace rcuda::cuda {
 // After a kernel launch: a bad launch configuration shows up here, not at the next call.
 #define RCUDA_CUDA_CHECK_LAUNCH() RCUDA_CUDA_CHECK(cudaGetLastError())
 
-// DeviceError unless `device` names an existing device.
+// The size of every per-device table (streams, memory pools, cuBLASLt handles): device indices
+// at or past it are refused by check_device_index.
+constexpr int kMaxDevices = 64;
+
+// DeviceError unless `device` names an existing device (below kMaxDevices).
 void check_device_index(int device, const char* op);
 
 // The calling thread's current stream on `device` (Note [Current stream]).

@@ -4,10 +4,10 @@
 // (as torch on CUDA; the CPU lets the later position win), and scatter_add sums duplicates in an
 // unspecified order, so floating results agree with the CPU to rounding only.
 //
-// gather and index_select use the CPU's Note [Indexing through a zero stride]: `in` seen through
-// out's shape with stride 0 along dim makes them an elementwise loop over (out, in, index) on the
-// strided engine of launch.cuh. scatter is the mirror image: a loop over (index, src, out seen
-// through index's shape), writing at out + index * stride(dim).
+// gather and index_select follow Note [Indexing through a zero stride] (backend/indexing.h):
+// `in` seen through out's shape with stride 0 along dim makes them an elementwise loop over (out,
+// in, index) on the strided engine of launch.cuh. scatter is the mirror image: a loop over (index,
+// src, out seen through index's shape), writing at out + index * stride(dim).
 //
 // Note [Index bounds on the GPU]
 // A kernel cannot throw. Each kernel here checks every index it reads; one out of range (negative
@@ -33,30 +33,15 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
+#include "backend/indexing.h"
 
 namespace rcuda::cuda {
 namespace {
 
 using backend::dispatch_all;
+using backend::dispatch_width;
 using backend::kIsReducedFloat;
-
-// Elements are moved without conversion, so copies are instantiated per width, not per dtype.
-template <typename F>
-void dispatch_width(size_t element_size, F&& f) {
-  switch (element_size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      break;
-  }
-  throw DTypeError(detail::concat("index: unsupported element size ", element_size));
-}
+using backend::through_dim;
 
 // Note [Index bounds on the GPU].
 class IndexErrorFlag {
@@ -74,9 +59,7 @@ class IndexErrorFlag {
     RCUDA_CUDA_CHECK(
         cudaMemcpyAsync(host, words_.data_ptr(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
     RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (host[0] != 0)
-      throw IndexError(detail::concat(op, ": index ", host[1], " is out of bounds for dim ", dim,
-                                      " with size ", size));
+    if (host[0] != 0) throw backend::index_out_of_bounds(op, host[1], dim, size);
   }
 
  private:
@@ -84,18 +67,12 @@ class IndexErrorFlag {
   cudaStream_t stream_;
 };
 
+// backend::index_in_bounds, recording the first index that is not in the flag.
 __device__ __forceinline__ bool index_in_range(int64_t index, int64_t size,
                                                unsigned long long* flag) {
-  if (static_cast<uint64_t>(index) < static_cast<uint64_t>(size)) return true;  // 0 <= i < size
+  if (backend::index_in_bounds(index, size)) return true;
   if (atomicCAS(flag, 0ull, 1ull) == 0ull) flag[1] = static_cast<unsigned long long>(index);
   return false;
-}
-
-// t seen through `shape` with stride 0 along dim (Note [Indexing through a zero stride]).
-Tensor through_dim(const Tensor& t, const Shape& shape, int64_t dim) {
-  Strides strides = t.strides();
-  strides[dim] = 0;
-  return t.as_strided(shape, strides, t.offset());
 }
 
 // out[pos] = in[pos with pos[dim] = index[pos]]; index has out's shape (any strides, zeros too).
@@ -323,9 +300,7 @@ Tensor nonzero_typed(const Tensor& in) {
 
 void CudaBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
                                const Tensor& index) {
-  Strides spread(static_cast<size_t>(out.dim()), 0);
-  spread[dim] = index.stride(0);
-  const Tensor index_spread = index.as_strided(out.shape(), spread, index.offset());
+  const Tensor index_spread = backend::index_select_as_gather(index, out.shape(), dim);
   dispatch_width(in.element_size(), [&](auto tag) {
     gather_elements<decltype(tag)>("index_select", out, in, dim, index_spread);
   });

@@ -1,6 +1,7 @@
 // The CUDA reduction engine shared by reduce.cu (reduce, var) and arg_reduce.cu. Semantics
-// match the CPU backend (src/backend/cpu/reduce.cpp); the layout is the CPU's Note [Reduction
-// layout]: kept dims (one output each) and reduced dims, each coalesced on the host.
+// match the CPU backend (src/backend/cpu/reduce.cpp); the layout is the CPU's, Note [Reduction
+// layout] in backend/reduction_layout.h: kept dims (one output each) and reduced dims, each
+// coalesced on the host, then copied into the fixed-size Layout that kernels take by value.
 //
 // Note [CUDA reduction strategy]
 // - Row mode (the innermost reduced dim has stride 1): a group of threads along x shares one
@@ -34,6 +35,7 @@
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/cuda/runtime.h"
 #include "backend/dispatch.h"
+#include "backend/reduction_layout.h"
 #include "rcuda/core/error.h"
 #include "rcuda/tensor/tensor.h"
 
@@ -68,70 +70,26 @@ struct Layout {
   }
 };
 
-// As the CPU's make_layout: size-1 dims dropped, kept dims merged where in and both outputs
-// allow, reduced dims sorted by decreasing stride and merged.
+// backend::make_reduction_layout, in arrays a kernel can take by value.
 inline Layout make_layout(const Tensor& in, const Tensor& out0, const Tensor& out1) {
-  std::vector<int64_t> kept_sizes, kept_in, kept_out0, kept_out1, reduced;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    const int64_t size = in.shape()[d];
-    if (size == 1) continue;
-    if (out0.shape()[d] == 1) {
-      reduced.push_back(d);
-      continue;
-    }
-    const int64_t s_in = in.strides()[d], s0 = out0.strides()[d], s1 = out1.strides()[d];
-    if (!kept_sizes.empty() && kept_in.back() == s_in * size && kept_out0.back() == s0 * size &&
-        kept_out1.back() == s1 * size) {
-      kept_sizes.back() *= size;
-      kept_in.back() = s_in;
-      kept_out0.back() = s0;
-      kept_out1.back() = s1;
-    } else {
-      kept_sizes.push_back(size);
-      kept_in.push_back(s_in);
-      kept_out0.push_back(s0);
-      kept_out1.push_back(s1);
-    }
-  }
-  std::stable_sort(reduced.begin(), reduced.end(), [&](int64_t a, int64_t b) {
-    return std::abs(in.strides()[a]) > std::abs(in.strides()[b]);
-  });
-  std::vector<int64_t> reduced_sizes, reduced_strides;
-  for (int64_t d : reduced) {
-    const int64_t size = in.shape()[d], stride = in.strides()[d];
-    if (!reduced_sizes.empty() && reduced_strides.back() == stride * size) {
-      reduced_sizes.back() *= size;
-      reduced_strides.back() = stride;
-    } else {
-      reduced_sizes.push_back(size);
-      reduced_strides.push_back(stride);
-    }
-  }
-  if (kept_sizes.empty()) {
-    kept_sizes = {1};
-    kept_in = kept_out0 = kept_out1 = {0};
-  }
-  if (reduced_sizes.empty()) {
-    reduced_sizes = {1};
-    reduced_strides = {0};
-  }
-  RCUDA_CHECK(kept_sizes.size() <= kMaxDims && reduced_sizes.size() <= kMaxDims, ShapeError,
+  const backend::ReductionLayout r = backend::make_reduction_layout(in, out0, out1);
+  RCUDA_CHECK(r.kept_sizes.size() <= kMaxDims && r.reduced_sizes.size() <= kMaxDims, ShapeError,
               "cuda reduction: input of shape ", shape_str(in.shape()), " has more than ", kMaxDims,
               " kept or reduced dims that cannot be merged; make it contiguous first");
   Layout l;
-  l.kept_ndim = static_cast<int>(kept_sizes.size());
-  l.reduced_ndim = static_cast<int>(reduced_sizes.size());
-  l.num_outputs = numel(kept_sizes);
-  l.reduced_numel = numel(reduced_sizes);
+  l.kept_ndim = static_cast<int>(r.kept_sizes.size());
+  l.reduced_ndim = static_cast<int>(r.reduced_sizes.size());
+  l.num_outputs = r.num_outputs;
+  l.reduced_numel = r.reduced_numel;
   for (int d = 0; d < l.kept_ndim; ++d) {
-    l.kept_sizes[d] = kept_sizes[d];
-    l.kept_in_strides[d] = kept_in[d];
-    l.kept_out_strides[0][d] = kept_out0[d];
-    l.kept_out_strides[1][d] = kept_out1[d];
+    l.kept_sizes[d] = r.kept_sizes[d];
+    l.kept_in_strides[d] = r.kept_in_strides[d];
+    l.kept_out_strides[0][d] = r.kept_out_strides[0][d];
+    l.kept_out_strides[1][d] = r.kept_out_strides[1][d];
   }
   for (int d = 0; d < l.reduced_ndim; ++d) {
-    l.reduced_sizes[d] = reduced_sizes[d];
-    l.reduced_strides[d] = reduced_strides[d];
+    l.reduced_sizes[d] = r.reduced_sizes[d];
+    l.reduced_strides[d] = r.reduced_strides[d];
   }
   return l;
 }
