@@ -94,8 +94,8 @@ struct AdamConstants {
 // step_size and bias_correction2_sqrt: adam_step_size and adam_bias_correction2_sqrt.
 template <typename C>
 RCUDA_HOST_DEVICE inline void adam_update(C& param, C grad, C& exp_avg, C& exp_avg_sq,
-                                          C& max_exp_avg_sq, const AdamConstants<C>& k,
-                                          C step_size, C bias_correction2_sqrt) {
+                                          C& max_exp_avg_sq, const AdamConstants<C>& k, C step_size,
+                                          C bias_correction2_sqrt) {
   if (k.maximize) grad = -grad;
   if (k.weight_decay != C(0)) {
     if (k.decoupled)

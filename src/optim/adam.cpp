@@ -30,12 +30,9 @@ Backend::AdamStep read_args(const std::string& name, const ParamGroup& group, si
 }  // namespace
 
 OptionMap AdamOptions::to_map() const {
-  return {{"lr", lr},
-          {"betas", std::vector<double>{betas[0], betas[1]}},
-          {"eps", eps},
-          {"weight_decay", weight_decay},
-          {"amsgrad", amsgrad},
-          {"maximize", maximize}};
+  return {{"lr", lr},           {"betas", std::vector<double>{betas[0], betas[1]}},
+          {"eps", eps},         {"weight_decay", weight_decay},
+          {"amsgrad", amsgrad}, {"maximize", maximize}};
 }
 
 Adam::Adam(const char* name, bool decoupled_weight_decay, const AdamOptions& defaults)
@@ -76,8 +73,8 @@ void Adam::step_group(const ParamGroup& group, size_t group_index) {
       exp_avg_sqs.push_back(buffer(s, kExpAvgSq, b.params[i]));
       if (args.amsgrad) max_exp_avg_sqs.push_back(buffer(s, kMaxExpAvgSq, b.params[i]));
     }
-    backend_for(b.device)
-        .adam_step(b.params, b.grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, args);
+    backend_for(b.device).adam_step(b.params, b.grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                                    steps, args);
     finish(b);
   }
 }

@@ -31,13 +31,14 @@ void Optimizer::add_param_group(ParamGroup group) {
   std::unordered_map<const TensorImpl*, std::pair<size_t, size_t>> seen;
   for (size_t g = 0; g < groups_.size(); ++g)
     for (size_t i = 0; i < groups_[g].params.size(); ++i)
-      if (groups_[g].params[i].defined()) seen.emplace(groups_[g].params[i].impl(), std::pair(g, i));
+      if (groups_[g].params[i].defined())
+        seen.emplace(groups_[g].params[i].impl(), std::pair(g, i));
   for (size_t i = 0; i < group.params.size(); ++i) {
     const Tensor& p = group.params[i];
     RCUDA_CHECK(p.defined(), ValueError, name_, ": parameter ", i, " of param group ", index,
                 " is an undefined tensor");
-    RCUDA_CHECK(is_floating(p.dtype()) && !is_float8(p.dtype()), DTypeError, name_,
-                ": parameter ", i, " of param group ", index, " has dtype ", dtype_name(p.dtype()),
+    RCUDA_CHECK(is_floating(p.dtype()) && !is_float8(p.dtype()), DTypeError, name_, ": parameter ",
+                i, " of param group ", index, " has dtype ", dtype_name(p.dtype()),
                 "; optimizers update float16, bfloat16, float32 and float64 tensors only");
     RCUDA_CHECK(p.is_leaf(), ValueError, name_, ": parameter ", i, " of param group ", index,
                 " is not a leaf tensor (an op that records gradients produced it); optimize "
@@ -83,14 +84,14 @@ std::vector<Optimizer::Bucket> Optimizer::buckets(const ParamGroup& group, size_
     const Tensor& p = group.params[i];
     const Tensor grad = p.grad();
     if (!grad.defined()) continue;  // as torch: parameters without a gradient are skipped
-    RCUDA_CHECK(is_floating(p.dtype()) && !is_float8(p.dtype()), DTypeError, name_,
-                ": parameter ", i, " of param group ", group_index, " has dtype ",
-                dtype_name(p.dtype()), "; optimizers update floating tensors only");
+    RCUDA_CHECK(is_floating(p.dtype()) && !is_float8(p.dtype()), DTypeError, name_, ": parameter ",
+                i, " of param group ", group_index, " has dtype ", dtype_name(p.dtype()),
+                "; optimizers update floating tensors only");
     RCUDA_CHECK(grad.dtype() == p.dtype(), DTypeError, name_, ": the gradient of parameter ", i,
                 " of param group ", group_index, " has dtype ", dtype_name(grad.dtype()),
                 ", the parameter ", dtype_name(p.dtype()));
-    RCUDA_CHECK(grad.device() == p.device(), DeviceError, name_, ": the gradient of parameter ",
-                i, " of param group ", group_index, " is on ", grad.device().str(),
+    RCUDA_CHECK(grad.device() == p.device(), DeviceError, name_, ": the gradient of parameter ", i,
+                " of param group ", group_index, " is on ", grad.device().str(),
                 ", the parameter on ", p.device().str());
     RCUDA_CHECK(grad.shape() == p.shape(), ShapeError, name_, ": the gradient of parameter ", i,
                 " of param group ", group_index, " has shape ", shape_str(grad.shape()),

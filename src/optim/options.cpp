@@ -33,15 +33,14 @@ const T& get_as(const OptionValue& value, const std::string& name, const std::st
 }  // namespace
 
 double ParamGroup::number(const std::string& name) const {
-  return get_as<double>(find_option(*this, name, "param group"), name, "param group",
-                        "a number");
+  return get_as<double>(find_option(*this, name, "param group"), name, "param group", "a number");
 }
 bool ParamGroup::flag(const std::string& name) const {
   return get_as<bool>(find_option(*this, name, "param group"), name, "param group", "a flag");
 }
 const std::vector<double>& ParamGroup::numbers(const std::string& name) const {
-  return get_as<std::vector<double>>(find_option(*this, name, "param group"), name,
-                                     "param group", "a list of numbers");
+  return get_as<std::vector<double>>(find_option(*this, name, "param group"), name, "param group",
+                                     "a list of numbers");
 }
 
 namespace detail {

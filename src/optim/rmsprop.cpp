@@ -25,8 +25,13 @@ Backend::RmspropStep read_args(const std::string& name, const ParamGroup& group,
 }  // namespace
 
 OptionMap RMSpropOptions::to_map() const {
-  return {{"lr", lr},         {"alpha", alpha},       {"eps", eps},          {"weight_decay", weight_decay},
-          {"momentum", momentum}, {"centered", centered}, {"maximize", maximize}};
+  return {{"lr", lr},
+          {"alpha", alpha},
+          {"eps", eps},
+          {"weight_decay", weight_decay},
+          {"momentum", momentum},
+          {"centered", centered},
+          {"maximize", maximize}};
 }
 
 RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions defaults)
@@ -53,8 +58,8 @@ void RMSprop::step_group(const ParamGroup& group, size_t group_index) {
       if (args.momentum > 0) momentum_buffers.push_back(buffer(s, kMomentumBuffer, b.params[i]));
       if (args.centered) grad_avgs.push_back(buffer(s, kGradAvg, b.params[i]));
     }
-    backend_for(b.device)
-        .rmsprop_step(b.params, b.grads, square_avgs, momentum_buffers, grad_avgs, args);
+    backend_for(b.device).rmsprop_step(b.params, b.grads, square_avgs, momentum_buffers, grad_avgs,
+                                       args);
     finish(b);
   }
 }

@@ -19,8 +19,10 @@ Backend::SgdStep read_args(const std::string& name, const ParamGroup& group, siz
   a.weight_decay = r.nonnegative("weight_decay", "weight_decay value");
   a.nesterov = r.flag("nesterov");
   a.maximize = r.flag("maximize");
-  if (a.nesterov && !(a.momentum > 0)) r.invalid("Nesterov momentum", "momentum", a.momentum, "momentum > 0 with nesterov = true");
-  if (a.nesterov && a.dampening != 0) r.invalid("Nesterov momentum", "dampening", a.dampening, "dampening = 0 with nesterov = true");
+  if (a.nesterov && !(a.momentum > 0))
+    r.invalid("Nesterov momentum", "momentum", a.momentum, "momentum > 0 with nesterov = true");
+  if (a.nesterov && a.dampening != 0)
+    r.invalid("Nesterov momentum", "dampening", a.dampening, "dampening = 0 with nesterov = true");
   return a;
 }
 

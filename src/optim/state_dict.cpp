@@ -54,9 +54,9 @@ void Optimizer::load_state_dict(const StateDict& dict) {
   std::map<int64_t, Tensor> params_by_id;
   for (size_t g = 0; g < groups.size(); ++g) {
     const GroupStateDict& saved = dict.param_groups[g];
-    RCUDA_CHECK(saved.params.size() == groups[g].params.size(), ValueError, who,
-                ": param group ", g, " of the state dict has ", saved.params.size(),
-                " parameters, the optimizer's ", groups[g].params.size());
+    RCUDA_CHECK(saved.params.size() == groups[g].params.size(), ValueError, who, ": param group ",
+                g, " of the state dict has ", saved.params.size(), " parameters, the optimizer's ",
+                groups[g].params.size());
     for (size_t i = 0; i < saved.params.size(); ++i) {
       const bool inserted = params_by_id.emplace(saved.params[i], groups[g].params[i]).second;
       RCUDA_CHECK(inserted, ValueError, who, ": parameter number ", saved.params[i],
@@ -82,9 +82,8 @@ void Optimizer::load_state_dict(const StateDict& dict) {
                   ")");
       RCUDA_CHECK(t.defined(), ValueError, who, ": ", name, " of parameter number ", id,
                   " is an undefined tensor");
-      RCUDA_CHECK(t.shape() == p.shape(), ShapeError, who, ": ", name, " of parameter number ",
-                  id, " has shape ", shape_str(t.shape()), ", the parameter ",
-                  shape_str(p.shape()));
+      RCUDA_CHECK(t.shape() == p.shape(), ShapeError, who, ": ", name, " of parameter number ", id,
+                  " has shape ", shape_str(t.shape()), ", the parameter ", shape_str(p.shape()));
       RCUDA_CHECK(is_floating(t.dtype()) && !is_float8(t.dtype()), DTypeError, who, ": ", name,
                   " of parameter number ", id, " has dtype ", dtype_name(t.dtype()),
                   ", expected a floating dtype");

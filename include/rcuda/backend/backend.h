@@ -197,8 +197,7 @@ class Backend {
   // total_norm (0-dim, floating, on this device) = the p-norm of all elements of `tensors`
   // together (contiguous, floating, any mix of dtypes; p > 0 or inf); 0 when there are none.
   // NaN propagates. Computed on the device without a host synchronisation.
-  virtual void multi_tensor_norm(const TensorList& tensors, double p,
-                                 const Tensor& total_norm) = 0;
+  virtual void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) = 0;
   // tensors[i] *= min(1, max_norm / (total_norm + 1e-6)) in place, with total_norm read on the
   // device (torch.nn.utils.clip_grad_norm_'s coefficient; NaN propagates). Contiguous
   // floating tensors of any mix of dtypes.

@@ -64,10 +64,9 @@ void CpuBackend::sgd_step(const TensorList& params, const TensorList& grads,
     using T = decltype(tag);
     using C = ComputeType<T>;
     const om::SgdConstants<C> k(args);
-    for_each_element<T>(params, grads, momentum_buffers, kNone, kNone,
-                        [&](C& p, C g, C& buffer, C&, C&, size_t) {
-                          om::sgd_update(p, g, buffer, k);
-                        });
+    for_each_element<T>(
+        params, grads, momentum_buffers, kNone, kNone,
+        [&](C& p, C g, C& buffer, C&, C&, size_t) { om::sgd_update(p, g, buffer, k); });
   });
 }
 
@@ -85,12 +84,11 @@ void CpuBackend::adam_step(const TensorList& params, const TensorList& grads,
     using T = decltype(tag);
     using C = ComputeType<T>;
     const om::AdamConstants<C> k(args);
-    for_each_element<T>(params, grads, exp_avgs, exp_avg_sqs,
-                        args.amsgrad ? max_exp_avg_sqs : kNone,
-                        [&](C& p, C g, C& m, C& v, C& v_max, size_t i) {
-                          om::adam_update(p, g, m, v, v_max, k, C(step_size[i]),
-                                          C(bias_correction2_sqrt[i]));
-                        });
+    for_each_element<T>(
+        params, grads, exp_avgs, exp_avg_sqs, args.amsgrad ? max_exp_avg_sqs : kNone,
+        [&](C& p, C g, C& m, C& v, C& v_max, size_t i) {
+          om::adam_update(p, g, m, v, v_max, k, C(step_size[i]), C(bias_correction2_sqrt[i]));
+        });
   });
 }
 

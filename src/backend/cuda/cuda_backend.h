@@ -56,9 +56,8 @@ class CudaBackend final : public Backend {
   void rmsprop_step(const TensorList& params, const TensorList& grads,
                     const TensorList& square_avgs, const TensorList& momentum_buffers,
                     const TensorList& grad_avgs, const RmspropStep& args) override;
-  void adagrad_step(const TensorList& params, const TensorList& grads,
-                    const TensorList& state_sums, const std::vector<int64_t>& steps,
-                    const AdagradStep& args) override;
+  void adagrad_step(const TensorList& params, const TensorList& grads, const TensorList& state_sums,
+                    const std::vector<int64_t>& steps, const AdagradStep& args) override;
   void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) override;
   void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                           double max_norm) override;

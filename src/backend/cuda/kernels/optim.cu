@@ -428,8 +428,8 @@ void CudaBackend::rmsprop_step(const TensorList& params, const TensorList& grads
   backend::dispatch_floating(params[0].dtype(), "rmsprop_step", [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeType<T>;
-    run_multi_tensor<T, 5>({&params, &grads, &square_avgs, &buffers, &averages}, nullptr,
-                           nullptr, RmspropOp<C>{{}, om::RmspropConstants<C>(args)});
+    run_multi_tensor<T, 5>({&params, &grads, &square_avgs, &buffers, &averages}, nullptr, nullptr,
+                           RmspropOp<C>{{}, om::RmspropConstants<C>(args)});
   });
 }
 
@@ -448,8 +448,7 @@ void CudaBackend::adagrad_step(const TensorList& params, const TensorList& grads
   });
 }
 
-void CudaBackend::multi_tensor_norm(const TensorList& tensors, double p,
-                                    const Tensor& total_norm) {
+void CudaBackend::multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) {
   const int device = total_norm.device().index;
   DeviceGuard guard(device);
   cudaStream_t stream = current_stream(device);
@@ -467,16 +466,16 @@ void CudaBackend::multi_tensor_norm(const TensorList& tensors, double p,
       using T = decltype(tag);
       for_each_batch<1>({&group}, nullptr, nullptr, [&](const TensorBatch<1>& batch) {
         const int batch_chunks = batch.first_chunk[batch.count];
-        const int blocks = blocks_for(static_cast<int64_t>(batch_chunks) * kThreadsPerBlock, device);
+        const int blocks =
+            blocks_for(static_cast<int64_t>(batch_chunks) * kThreadsPerBlock, device);
         norm_partials_kernel<T><<<blocks, kThreadsPerBlock, 0, stream>>>(batch, kind, p, partials);
         RCUDA_CUDA_CHECK_LAUNCH();
       });
     });
     partials += chunk_count(group);
   }
-  norm_finalize_kernel<<<1, kThreadsPerBlock, 0, stream>>>(workspace.data<double>(), chunks, kind,
-                                                           p, total_norm.data_ptr(),
-                                                           total_norm.dtype());
+  norm_finalize_kernel<<<1, kThreadsPerBlock, 0, stream>>>(
+      workspace.data<double>(), chunks, kind, p, total_norm.data_ptr(), total_norm.dtype());
   RCUDA_CUDA_CHECK_LAUNCH();
 }
 
