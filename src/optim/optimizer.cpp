@@ -78,24 +78,32 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
+void Optimizer::check_gradient(const Tensor& p, const Tensor& grad, size_t index,
+                               size_t group_index) const {
+  RCUDA_CHECK(is_floating(p.dtype()) && !is_float8(p.dtype()), DTypeError, name_, ": parameter ",
+              index, " of param group ", group_index, " has dtype ", dtype_name(p.dtype()),
+              "; optimizers update floating tensors only");
+  RCUDA_CHECK(grad.dtype() == p.dtype(), DTypeError, name_, ": the gradient of parameter ", index,
+              " of param group ", group_index, " has dtype ", dtype_name(grad.dtype()),
+              ", the parameter ", dtype_name(p.dtype()));
+  RCUDA_CHECK(grad.device() == p.device(), DeviceError, name_, ": the gradient of parameter ",
+              index, " of param group ", group_index, " is on ", grad.device().str(),
+              ", the parameter on ", p.device().str());
+  RCUDA_CHECK(grad.shape() == p.shape(), ShapeError, name_, ": the gradient of parameter ", index,
+              " of param group ", group_index, " has shape ", shape_str(grad.shape()),
+              ", the parameter ", shape_str(p.shape()));
+}
+
 std::vector<Optimizer::Bucket> Optimizer::buckets(const ParamGroup& group, size_t group_index) {
-  std::vector<Bucket> out;
+  // Every gradient is checked before any state changes, so a bad one leaves the group as it was.
   for (size_t i = 0; i < group.params.size(); ++i) {
-    const Tensor& p = group.params[i];
+    const Tensor grad = group.params[i].grad();
+    if (grad.defined()) check_gradient(group.params[i], grad, i, group_index);
+  }
+  std::vector<Bucket> out;
+  for (const Tensor& p : group.params) {
     const Tensor grad = p.grad();
     if (!grad.defined()) continue;  // as torch: parameters without a gradient are skipped
-    RCUDA_CHECK(is_floating(p.dtype()) && !is_float8(p.dtype()), DTypeError, name_, ": parameter ",
-                i, " of param group ", group_index, " has dtype ", dtype_name(p.dtype()),
-                "; optimizers update floating tensors only");
-    RCUDA_CHECK(grad.dtype() == p.dtype(), DTypeError, name_, ": the gradient of parameter ", i,
-                " of param group ", group_index, " has dtype ", dtype_name(grad.dtype()),
-                ", the parameter ", dtype_name(p.dtype()));
-    RCUDA_CHECK(grad.device() == p.device(), DeviceError, name_, ": the gradient of parameter ", i,
-                " of param group ", group_index, " is on ", grad.device().str(),
-                ", the parameter on ", p.device().str());
-    RCUDA_CHECK(grad.shape() == p.shape(), ShapeError, name_, ": the gradient of parameter ", i,
-                " of param group ", group_index, " has shape ", shape_str(grad.shape()),
-                ", the parameter ", shape_str(p.shape()));
     Bucket* bucket = nullptr;
     for (Bucket& b : out)
       if (b.device == p.device() && b.dtype == p.dtype()) bucket = &b;

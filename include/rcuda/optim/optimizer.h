@@ -126,6 +126,9 @@ class Optimizer {
     std::vector<std::pair<Tensor, Tensor>> staged;  // (parameter, its contiguous copy)
   };
   std::vector<Bucket> buckets(const ParamGroup& group, size_t group_index);
+  // DTypeError / DeviceError / ShapeError naming the parameter when its gradient does not match.
+  void check_gradient(const Tensor& param, const Tensor& grad, size_t index,
+                      size_t group_index) const;
   void finish(const Bucket& bucket);
   // The buffer `index` of a parameter's state (its staged copy's shape, dtype, device),
   // created filled with `initial` when undefined.

@@ -11,10 +11,10 @@
 // chunks in a grid-stride loop and finds a chunk's tensor by binary search in the prefix sums
 // (uniform across the block, read from the constant bank). So the grid fits the GPU whatever
 // the tensor sizes, and an Adam step over the six tensors of a 784-512-512-10 MLP is a single
-// launch. Where every pointer of a batch is 16-byte aligned, elements move 16 bytes at a time
-// (chunks start at multiples of kChunkElements, so alignment holds inside a tensor); a tail
-// shorter than a vector, and any misaligned batch, run element by element. Empty tensors are
-// left out of the batches.
+// launch. Where every pointer of a tensor's lists is 16-byte aligned, its elements move 16
+// bytes at a time (chunks start at multiples of kChunkElements, so alignment holds inside the
+// tensor); a tail shorter than a vector, and a misaligned tensor (a view at an odd offset), run
+// element by element. Empty tensors are left out of the batches.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -42,17 +42,17 @@ constexpr size_t kParameterBytes = 4096;  // the kernel-parameter limit we stay 
 
 template <int Depth>
 struct TensorBatch {
-  // Per tensor: Depth pointers, a count, two scalars, a prefix entry; the rest of the 4 KiB
-  // is left to the op's constants.
-  static constexpr int kCapacity = 3600 / (8 * Depth + 8 + 16 + 4);
+  // Per tensor: Depth pointers, a count, two scalars, a prefix entry, an alignment flag; the
+  // rest of the 4 KiB is left to the op's constants.
+  static constexpr int kCapacity = 3600 / (8 * Depth + 8 + 16 + 4 + 1);
   void* data[Depth][kCapacity];
   int64_t numel[kCapacity];
   double scalars[2][kCapacity];
   int32_t first_chunk[kCapacity + 1];  // first_chunk[count] = this batch's chunk count
   int count;
-  int64_t chunk_base;  // index of the batch's first chunk among all batches of the call
-  unsigned present;    // bit k: list k is used (others are skipped, their values are 0)
-  bool vectorised;
+  int64_t chunk_base;          // index of the batch's first chunk among all batches of the call
+  unsigned present;            // bit k: list k is used (others are skipped, their values are 0)
+  uint8_t aligned[kCapacity];  // every used pointer of the tensor is 16-byte aligned
 };
 
 template <typename C>
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     for (int k = 0; k < Depth; ++k) ptr[k] = static_cast<T*>(batch.data[k][t]) + begin;
     const ChunkScalars<C> scalars = op.chunk_scalars(batch.scalars[0][t], batch.scalars[1][t]);
     int done = 0;
-    if (batch.vectorised) {
+    if (batch.aligned[t]) {
       const int vectors = n / V;
       for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
         Pack<T, V> packs[Depth];
@@ -137,7 +137,6 @@ void for_each_batch(const std::array<const TensorList*, Depth>& lists, const dou
   Batch batch{};
   for (int k = 0; k < Depth; ++k)
     if (!lists[k]->empty()) batch.present |= 1u << k;
-  batch.vectorised = true;
   int64_t chunk_base = 0;
   auto flush = [&] {
     if (batch.count == 0) return;
@@ -145,7 +144,6 @@ void for_each_batch(const std::array<const TensorList*, Depth>& lists, const dou
     launch(batch);
     chunk_base += batch.first_chunk[batch.count];
     batch.count = 0;
-    batch.vectorised = true;
   };
   const TensorList& params = *lists[0];
   for (size_t i = 0; i < params.size(); ++i) {
@@ -158,10 +156,11 @@ void for_each_batch(const std::array<const TensorList*, Depth>& lists, const dou
         batch.first_chunk[batch.count] + chunks > std::numeric_limits<int32_t>::max())
       flush();
     const int c = batch.count;
+    batch.aligned[c] = 1;
     for (int k = 0; k < Depth; ++k) {
       void* p = (batch.present & (1u << k)) ? (*lists[k])[i].data_ptr() : nullptr;
       batch.data[k][c] = p;
-      if (p != nullptr && !aligned16(p)) batch.vectorised = false;
+      if (p != nullptr && !aligned16(p)) batch.aligned[c] = 0;
     }
     batch.numel[c] = numel;
     batch.scalars[0][c] = s0 ? s0[i] : 0.0;
@@ -294,7 +293,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const T* x = static_cast<const T*>(batch.data[0][t]) + begin;
     double acc = 0;
     int done = 0;
-    if (batch.vectorised) {
+    if (batch.aligned[t]) {
       const int vectors = n / V;
       for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
         const Pack<T, V> pack = reinterpret_cast<const Pack<T, V>*>(x)[v];
