@@ -165,6 +165,63 @@ class Backend {
   // shape and dtype (ops pass grad_out).
   virtual void unary_grad(UnaryOp op, const Tensor& grad_in, const Tensor& grad_out,
                           const Tensor& x, const Tensor& out, const UnaryArgs& args) = 0;
+
+  // ---- optimizer primitives ----
+  // Note [Optimizer primitives]
+  // Fused updates for src/optim/: one call updates, in place, every parameter of one group
+  // that has a gradient and lives on this device with one dtype; CUDA packs up to ~50 tensors
+  // into each multi-tensor launch, the CPU runs one loop per tensor. src/optim/ guarantees:
+  // - params[i], grads[i] and each state list's [i] have one floating dtype and one shape and
+  //   are contiguous (that layer stages non-contiguous parameters); numel may be 0.
+  // - A state list is empty when the option that needs it is off (momentum == 0, !amsgrad,
+  //   !centered), else as long as params.
+  // - `steps` holds each parameter's step count after this step's increment (>= 1); bias
+  //   corrections are computed from it on the host (Note [Step counts on the host] in
+  //   src/optim/README.md says how they move to the device for CUDA graphs).
+  // The arithmetic is torch.optim's, element by element, in ComputeType (float for the half
+  // types); both backends share it (src/backend/optim_math.h). Nothing here bumps versions or
+  // synchronises with the host.
+  using TensorList = std::vector<Tensor>;
+  struct SgdStep {
+    double lr = 0, momentum = 0, dampening = 0, weight_decay = 0;
+    bool nesterov = false, maximize = false;
+    // The buffers hold nothing yet: this step sets them to the gradient (torch's clone).
+    bool momentum_buffers_are_new = false;
+  };
+  struct AdamStep {
+    double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+    bool amsgrad = false, maximize = false;
+    bool decoupled_weight_decay = false;  // AdamW: param *= 1 - lr * weight_decay
+  };
+  struct RmspropStep {
+    double lr = 0, alpha = 0, eps = 0, weight_decay = 0, momentum = 0;
+    bool centered = false, maximize = false;
+  };
+  struct AdagradStep {
+    double lr = 0, lr_decay = 0, weight_decay = 0, eps = 0;
+    bool maximize = false;
+  };
+  virtual void sgd_step(const TensorList& params, const TensorList& grads,
+                        const TensorList& momentum_buffers, const SgdStep& args) = 0;
+  virtual void adam_step(const TensorList& params, const TensorList& grads,
+                         const TensorList& exp_avgs, const TensorList& exp_avg_sqs,
+                         const TensorList& max_exp_avg_sqs, const std::vector<int64_t>& steps,
+                         const AdamStep& args) = 0;
+  virtual void rmsprop_step(const TensorList& params, const TensorList& grads,
+                            const TensorList& square_avgs, const TensorList& momentum_buffers,
+                            const TensorList& grad_avgs, const RmspropStep& args) = 0;
+  virtual void adagrad_step(const TensorList& params, const TensorList& grads,
+                            const TensorList& state_sums, const std::vector<int64_t>& steps,
+                            const AdagradStep& args) = 0;
+  // total_norm (0-dim, floating, on this device) = the p-norm of all elements of `tensors`
+  // together (contiguous, floating, any mix of dtypes; p > 0 or inf); 0 when there are none.
+  // NaN propagates. Computed on the device without a host synchronisation.
+  virtual void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) = 0;
+  // tensors[i] *= min(1, max_norm / (total_norm + 1e-6)) in place, with total_norm read on the
+  // device (torch.nn.utils.clip_grad_norm_'s coefficient; NaN propagates). Contiguous
+  // floating tensors of any mix of dtypes.
+  virtual void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
+                                  double max_norm) = 0;
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

@@ -1,6 +1,6 @@
 // The CPU backend. Its primitives are defined by family in this folder: elementwise.cpp,
 // reduce.cpp, softmax_cumsum.cpp, gemm.cpp (OpenBLAS), scaled_gemm.cpp (float8 products),
-// random.cpp (Philox), index.cpp.
+// random.cpp (Philox), index.cpp, optim.cpp (optimizer steps, gradient norms).
 #pragma once
 
 #include "rcuda/backend/backend.h"
@@ -49,6 +49,20 @@ class CpuBackend final : public Backend {
   // training primitives
   void unary_grad(UnaryOp op, const Tensor& grad_in, const Tensor& grad_out, const Tensor& x,
                   const Tensor& out, const UnaryArgs& args) override;
+  // Optimizer primitives: optim.cpp.
+  void sgd_step(const TensorList& params, const TensorList& grads,
+                const TensorList& momentum_buffers, const SgdStep& args) override;
+  void adam_step(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                 const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs,
+                 const std::vector<int64_t>& steps, const AdamStep& args) override;
+  void rmsprop_step(const TensorList& params, const TensorList& grads,
+                    const TensorList& square_avgs, const TensorList& momentum_buffers,
+                    const TensorList& grad_avgs, const RmspropStep& args) override;
+  void adagrad_step(const TensorList& params, const TensorList& grads, const TensorList& state_sums,
+                    const std::vector<int64_t>& steps, const AdagradStep& args) override;
+  void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) override;
+  void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
+                          double max_norm) override;
 };
 
 }  // namespace rcuda::cpu
