@@ -187,10 +187,10 @@ class Backend {
   // (contiguous [C] of the logits' dtype, or undefined: all 1) and lse = logsumexp(z):
   // - class indices (target Int64 [rows], contiguous):
   //     loss = (1 - s) w[t] (lse - z[t]) + s / C sum_c w[c] (lse - z[c]), row_weight = w[t];
-  //   a row whose t == ignore_index gets loss 0 and row_weight 0 (the weighted mean divides by
-  //   the sum of row_weight). A t outside [0, C) otherwise is a data error: the CPU throws
-  //   IndexError naming the op and the value; the GPU, which cannot throw without
-  //   synchronising, writes NaN to that row's loss and row_weight, so the reduced loss and
+  //   a row whose t == ignore_index gets loss 0, row_weight 0 (the weighted mean divides by
+  //   the sum of row_weight) and logsumexp 0 (not computed). A t outside [0, C) otherwise is a data
+  //   error: the CPU throws IndexError naming the op and the value; the GPU, which cannot throw
+  //   without synchronising, writes NaN to that row's loss and row_weight, so the reduced loss and
   //   every gradient are NaN.
   // - probabilities (target [rows, C] contiguous, the logits' dtype): with t' = (1 - s) t + s/C,
   //     loss = sum_c w[c] t'[c] (lse - z[c]); row_weight is undefined (not written).

@@ -56,17 +56,18 @@ void cross_entropy_typed(const Tensor& loss, const Tensor& row_weight, const Ten
   const double n = static_cast<double>(classes);
   parallel_units(rows, classes, [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
+      if (indices && target.data<int64_t>()[r] == ignore_index) {  // the backward writes 0
+        loss_out[r] = 0;
+        row_weight.data<S>()[r] = 0;
+        lse_out[r] = 0;
+        continue;
+      }
       const Row<T> row{z + r * classes, classes};
       const double lse = row.logsumexp();
       lse_out[r] = static_cast<S>(lse);
       double value = 0;
       if (indices) {
         const int64_t t = target.data<int64_t>()[r];
-        if (t == ignore_index) {
-          loss_out[r] = 0;
-          row_weight.data<S>()[r] = 0;
-          continue;
-        }
         value = (1 - smoothing) * w_at(t) * (lse - row.value(t));
         if (smoothing > 0) {
           double smooth = 0;
