@@ -166,6 +166,69 @@ class Backend {
   virtual void unary_grad(UnaryOp op, const Tensor& grad_in, const Tensor& grad_out,
                           const Tensor& x, const Tensor& out, const UnaryArgs& args) = 0;
 
+  // Layer normalisation of each row of in [rows, cols] (ops flatten the normalized dims into
+  // cols), rows >= 1 and cols >= 1: out = (x - mean) * rstd * weight + bias with the biased
+  // variance and rstd = 1 / sqrt(var + eps). in and out contiguous, floating; weight and bias
+  // contiguous [cols] of in's dtype, or undefined (1 and 0); mean and rstd contiguous [rows] in
+  // the statistics dtype: float64 for float64 input, float32 otherwise.
+  virtual void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd,
+                          const Tensor& in, const Tensor& weight, const Tensor& bias,
+                          double eps) = 0;
+  // The gradients of layer_norm from grad_out (contiguous, in's shape and dtype) and the saved
+  // in, mean and rstd. Any of grad_in ([rows, cols]), grad_weight and grad_bias ([cols], in's
+  // dtype, all contiguous) may be undefined: not computed. weight as in the forward.
+  virtual void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                                   const Tensor& grad_bias, const Tensor& grad_out,
+                                   const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& weight) = 0;
+
+  // Cross-entropy fused with log-softmax over the rows of logits [rows, classes] (contiguous,
+  // floating, rows >= 1, classes >= 1), with s = label_smoothing, C = classes, w = weight
+  // (contiguous [C] of the logits' dtype, or undefined: all 1) and lse = logsumexp(z):
+  // - class indices (target Int64 [rows], contiguous):
+  //     loss = (1 - s) w[t] (lse - z[t]) + s / C sum_c w[c] (lse - z[c]), row_weight = w[t];
+  //   a row whose t == ignore_index gets loss 0, row_weight 0 (the weighted mean divides by
+  //   the sum of row_weight) and logsumexp 0 (not computed). A t outside [0, C) otherwise is a data
+  //   error: the CPU throws IndexError naming the op and the value; the GPU, which cannot throw
+  //   without synchronising, writes NaN to that row's loss and row_weight, so the reduced loss and
+  //   every gradient are NaN.
+  // - probabilities (target [rows, C] contiguous, the logits' dtype): with t' = (1 - s) t + s/C,
+  //     loss = sum_c w[c] t'[c] (lse - z[c]); row_weight is undefined (not written).
+  // loss, row_weight and logsumexp are contiguous [rows] in the statistics dtype (float64 for
+  // float64 logits, float32 otherwise); logsumexp is what the backward reads.
+  virtual void cross_entropy(const Tensor& loss, const Tensor& row_weight, const Tensor& logsumexp,
+                             const Tensor& logits, const Tensor& target, const Tensor& weight,
+                             int64_t ignore_index, double label_smoothing) = 0;
+  // grad_logits (contiguous, logits' shape and dtype) = scale[i] * d loss[i] / d logits[i, :],
+  // scale[i] = grad_loss[i] / divisor: grad_loss [rows] of the logits' dtype, any stride (0 for
+  // a reduced loss), divisor a 0-dim tensor in the statistics dtype or undefined (1). That is
+  // (softmax - target distribution) * weight * scale; ignored rows get 0.
+  virtual void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_loss,
+                                      const Tensor& divisor, const Tensor& logits,
+                                      const Tensor& target, const Tensor& weight,
+                                      const Tensor& logsumexp, int64_t ignore_index,
+                                      double label_smoothing) = 0;
+
+  // Dropout with 0 < p < 1: element i is kept when the Philox stream (seed, offset) draws
+  // bits[i] >> 8 >= ceil(p * 2^24) (Note [Dropout mask] in src/backend/dropout_mask.h: the same
+  // mask on every backend); out = in * (kept ? 1 / (1 - p) : 0) and mask (Bool) = kept. in, out and
+  // mask contiguous, floating.
+  virtual void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p,
+                       uint64_t seed, uint64_t offset) = 0;
+  // out = in * (mask ? scale : 0), dropout's backward; in, out (floating) and mask (Bool)
+  // contiguous, one shape.
+  virtual void masked_scale(const Tensor& out, const Tensor& in, const Tensor& mask,
+                            double scale) = 0;
+
+  // out[.., index[i], ..] += src[.., i, ..] along dim (PyTorch's index_add_): out and src
+  // contiguous, one dtype, the same sizes but along dim, where src has index.numel(); index
+  // Int64 1-D contiguous. An index outside [0, out.size(dim)) is a data error: the CPU throws
+  // IndexError before writing anything; the GPU skips that entry (checking would synchronise).
+  // The GPU adds with atomics, so floating sums over repeated indices may differ in their last
+  // bits from run to run; the CPU adds in index order.
+  virtual void index_add(const Tensor& out, int64_t dim, const Tensor& index,
+                         const Tensor& src) = 0;
+
   // ---- optimizer primitives ----
   // Note [Optimizer primitives]
   // Fused updates for src/optim/: one call updates, in place, every parameter of one group

@@ -49,6 +49,23 @@ class CpuBackend final : public Backend {
   // training primitives
   void unary_grad(UnaryOp op, const Tensor& grad_in, const Tensor& grad_out, const Tensor& x,
                   const Tensor& out, const UnaryArgs& args) override;
+  void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,
+                  const Tensor& weight, const Tensor& bias, double eps) override;
+  void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                           const Tensor& grad_bias, const Tensor& grad_out, const Tensor& in,
+                           const Tensor& mean, const Tensor& rstd, const Tensor& weight) override;
+  void cross_entropy(const Tensor& loss, const Tensor& row_weight, const Tensor& logsumexp,
+                     const Tensor& logits, const Tensor& target, const Tensor& weight,
+                     int64_t ignore_index, double label_smoothing) override;
+  void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_loss,
+                              const Tensor& divisor, const Tensor& logits, const Tensor& target,
+                              const Tensor& weight, const Tensor& logsumexp, int64_t ignore_index,
+                              double label_smoothing) override;
+  void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p, uint64_t seed,
+               uint64_t offset) override;
+  void masked_scale(const Tensor& out, const Tensor& in, const Tensor& mask, double scale) override;
+  void index_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) override;
+
   // Optimizer primitives: optim.cpp.
   void sgd_step(const TensorList& params, const TensorList& grads,
                 const TensorList& momentum_buffers, const SgdStep& args) override;

@@ -80,6 +80,17 @@ void parallel_range(int64_t numel, Range range) {
   if (error) std::rethrow_exception(error);
 }
 
+// parallel_range over `units` units of about `cost` elements each (rows of a row-wise op):
+// range(first, last) receives whole units, so the grain still counts elements of work.
+template <typename Range>
+void parallel_units(int64_t units, int64_t cost, Range range) {
+  cost = std::max<int64_t>(cost, 1);
+  parallel_range(units * cost, [&](int64_t begin, int64_t end) {
+    const int64_t first = (begin + cost - 1) / cost, last = (end + cost - 1) / cost;
+    if (first < last) range(first, last);
+  });
+}
+
 template <int N, typename Row>
 void for_each_row(const std::array<Tensor, N>& operands, Row row) {
   if (operands[0].numel() == 0) return;
