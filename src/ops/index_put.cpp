@@ -215,7 +215,10 @@ const Tensor& put_(const Tensor& self, const Tensor& positions, const Tensor& va
   check_writable(op, self);
   check_values_shape(op, values, positions.shape());
   const int64_t count = positions.numel();
-  if (count == 0) return self;
+  if (count == 0) {
+    self.storage()->bump_version();  // an in-place op, as torch's, even when it writes nothing
+    return self;
+  }
 
   // Reading what is being written would make the result depend on the order of the writes.
   const bool overlaps = values.storage() == self.storage();
