@@ -337,12 +337,6 @@ read_scalars <- function(x, args, env, drop) {
   }
   entries <- if (length(args) == 0) list() else index_entries(x, args, parent.frame())
   value <- assign_value(value, x)
-  if (length(entries) == 1 && entries[[1]]$kind == "mask" && !is_torch_tensor(value) &&
-      entries[[1]]$ndim == length(.Call(rc_shape, x))) {
-    # A whole-tensor mask and a number: one masked_fill, copied back into x's storage.
-    .Call(rc_assign, x, .Call(rc_masked_fill, x, entries[[1]]$mask, value))
-    return(x)
-  }
   views_only <- TRUE
   for (k in seq_along(entries)) {
     entries[[k]] <- as_slice_if_even(entries[[k]])
@@ -352,7 +346,7 @@ read_scalars <- function(x, args, env, drop) {
     target <- apply_entries(x, entries, TRUE)
     .Call(rc_assign, target, fit_value(value, .Call(rc_shape, target)))
   } else {
-    put_positions(x, entries, value)
+    put_indices(x, entries, value)
   }
   x
 }
@@ -393,26 +387,35 @@ as_slice_if_even <- function(e) {
   list(kind = "slice", start = at[1] - 1, end = at[length(at)], step = step)
 }
 
-# Vectors and masks: numbers, slices and new axes first narrow x to a view (the target); then
-# the target's flat positions go through the vectors and masks, and rc_index_put writes value
-# at those positions. The work is a pass over the target, not over all of x.
-put_positions <- function(x, entries, value) {
-  outer <- list()
-  inner <- list()
-  for (e in entries) {
-    if (e$kind %in% c("positions", "mask")) {
-      outer <- c(outer, rep(list(all_entry), if (e$kind == "mask") e$ndim else 1L))
-      inner <- c(inner, list(e))
-    } else {
-      outer <- c(outer, list(e))
-      if (e$kind != "select") inner <- c(inner, list(all_entry))
-    }
+# Vectors and masks: the engine's index_put_ writes value into x through one index per dim
+# (rc_index_put, Note [R indices as an index list] in src/index_put.cpp): NULL for a whole dim,
+# 1-based positions with the shape they take in the selection (none for a number, whose dim is
+# dropped), or a bool tensor for a mask. New axes only add size-1 dims to the selection, so they
+# are taken as a view of x first.
+put_indices <- function(x, entries, value) {
+  target <- x
+  if (any(vapply(entries, function(e) e$kind == "newaxis", logical(1)))) {
+    target <- apply_entries(x, lapply(entries, function(e) if (e$kind == "newaxis") e else all_entry), TRUE)
+    entries <- lapply(entries, function(e) if (e$kind == "newaxis") all_entry else e)
   }
-  target <- apply_entries(x, outer, TRUE)
-  n <- .Call(rc_numel, target)
-  if (n == 0) return(invisible(x))
-  offsets <- torch_arange(0, n - 1, dtype = torch_long(), device = target$device)
-  positions <- apply_entries(.Call(rc_reshape, "view", offsets, .Call(rc_shape, target)), inner, TRUE)
-  .Call(rc_index_put, target, positions, fit_value(value, .Call(rc_shape, positions)))
+  indices <- vector("list", length(entries))  # NULL: the whole dim
+  for (k in seq_along(entries)) {
+    e <- entries[[k]]
+    indices[k] <- list(switch(e$kind,
+      all = NULL,
+      select = structure(e$at, shape = integer(0)),
+      slice = slice_positions(e),
+      positions = structure(e$at, shape = if (is.null(e$shape)) length(e$at) else e$shape),
+      mask = e$mask
+    ))
+  }
+  .Call(rc_index_put, target, indices, value)
   invisible(x)
+}
+
+# The 1-based positions a slice (0-based start, exclusive end) covers.
+slice_positions <- function(e) {
+  if (e$end <= e$start) return(structure(numeric(0), shape = 0L))
+  at <- seq(e$start + 1, e$end, by = e$step)
+  structure(at, shape = length(at))
 }

@@ -62,7 +62,7 @@ SEXP rc_to(SEXP x, SEXP dtype, SEXP device);
 SEXP rc_index_select(SEXP x, SEXP dim, SEXP index);
 SEXP rc_masked_select(SEXP x, SEXP mask);
 SEXP rc_nonzero(SEXP x, SEXP as_list);
-SEXP rc_index_put(SEXP x, SEXP positions, SEXP value);
+SEXP rc_index_put(SEXP x, SEXP indices, SEXP value);
 SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value);
 SEXP rc_assign(SEXP dst, SEXP src);
 

@@ -1,5 +1,7 @@
-// Elementwise math, matrix products, joins and reductions. R passes op names; the engine's
-// unary_op/binary_op map names to kernels, so one entry point serves a whole family.
+// Elementwise math, matrix products, joins and reductions. R passes the engine's op names, and
+// rcuda::unary_op/binary_op map them to ops (the engine's one table of names), so one entry
+// point serves a whole family; every call goes to the public rcuda:: API, which records for
+// autograd.
 #include <cstring>
 #include <limits>
 
@@ -19,23 +21,6 @@ Tensor number_tensor(const Scalar& s, const Tensor& other) {
   return scalar_tensor(s, result_type(other, s), other.device());
 }
 
-Tensor tensor_with_scalar(const std::string& op, const Tensor& a, const Scalar& b) {
-  if (op == "floor_divide") return floor_divide(a, b);
-  if (op == "add") return add(a, b);
-  if (op == "sub") return sub(a, b);
-  if (op == "mul") return mul(a, b);
-  if (op == "div") return div(a, b);
-  if (op == "remainder") return remainder(a, b);
-  if (op == "pow") return pow(a, b);
-  if (op == "eq") return eq(a, b);
-  if (op == "ne") return ne(a, b);
-  if (op == "lt") return lt(a, b);
-  if (op == "le") return le(a, b);
-  if (op == "gt") return gt(a, b);
-  if (op == "ge") return ge(a, b);
-  return Tensor();
-}
-
 // An R vector or array beside a tensor, on its device; beside a floating tensor it takes the
 // tensor's dtype (as %*% does), so that a float64 tensor and R doubles stay in double precision
 // instead of going through the default float32.
@@ -49,23 +34,24 @@ Tensor array_beside(const char* op, SEXP data, const Tensor& t) {
   return from_r(data, dtype, t.device());
 }
 
-// A single R number beside a tensor. In arithmetic, NA (logical or integer) is NaN beside a
-// floating tensor, as R's own arithmetic gives NA; a comparison or logical op would need a bool
-// NA, which tensors cannot hold, so there NA is an error, as beside any non-floating dtype.
-Scalar number_beside(const char* op, SEXP x, const Tensor& t) {
-  const bool na = (TYPEOF(x) == LGLSXP && LOGICAL(x)[0] == NA_LOGICAL) ||
-                  (TYPEOF(x) == INTSXP && INTEGER(x)[0] == NA_INTEGER);
-  if (!na) return scalar_arg(x, op);
-  static const char* const arithmetic[] = {"add", "sub",       "mul",         "div",
-                                           "pow", "remainder", "floor_divide"};
-  bool is_arithmetic = false;
-  for (const char* a : arithmetic) is_arithmetic = is_arithmetic || std::strcmp(op, a) == 0;
-  RCUDA_CHECK(is_arithmetic, ValueError, op,
+bool is_na(SEXP x) {
+  return (TYPEOF(x) == LGLSXP && LOGICAL(x)[0] == NA_LOGICAL) ||
+         (TYPEOF(x) == INTSXP && INTEGER(x)[0] == NA_INTEGER);
+}
+
+// t (op) NA, or NA (op) t. R's arithmetic gives NA, which is NaN beside a floating tensor.
+// Comparisons and logical ops would need a bool NA, which tensors cannot hold, and integer and
+// bool tensors hold no NaN: both are errors. The op runs on NaN first, so that its result's
+// dtype (bool for comparisons and logical ops) tells them apart without a list of op names.
+Tensor beside_na(const char* op, const Tensor& t, bool tensor_first) {
+  const Tensor nan = number_tensor(std::numeric_limits<double>::quiet_NaN(), t);
+  Tensor out = tensor_first ? binary_op(op, t, nan) : binary_op(op, nan, t);
+  RCUDA_CHECK(out.dtype() != DType::Bool, ValueError, op,
               ": NA has no tensor value here (a bool result cannot hold NA)");
   RCUDA_CHECK(is_floating(t.dtype()), ValueError, op,
               ": NA cannot be combined with a tensor of dtype ", dtype_name(t.dtype()),
               " (only floating dtypes hold NA, as NaN)");
-  return std::numeric_limits<double>::quiet_NaN();
+  return out;
 }
 
 }  // namespace
@@ -86,14 +72,13 @@ extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
     return wrap(binary_op(name, unwrap(a), array_beside(name, b, unwrap(a))));
   if (is_tensor(b) && !is_scalar(a))
     return wrap(binary_op(name, array_beside(name, a, unwrap(b)), unwrap(b)));
-  if (is_tensor(a)) {
-    const Scalar s = number_beside(name, b, unwrap(a));
-    Tensor r = tensor_with_scalar(name, unwrap(a), s);
-    if (r.defined()) return wrap(std::move(r));
-    return wrap(binary_op(name, unwrap(a), number_tensor(s, unwrap(a))));
-  }
-  const Tensor& t = unwrap(b);
-  return wrap(binary_op(name, number_tensor(number_beside(name, a, t), t), t));
+  // A tensor and a plain number, as a 0-d tensor (number_tensor).
+  const bool tensor_first = is_tensor(a);
+  const Tensor& t = unwrap(tensor_first ? a : b);
+  SEXP number = tensor_first ? b : a;
+  if (is_na(number)) return wrap(beside_na(name, t, tensor_first));
+  const Tensor n = number_tensor(scalar_arg(number, name), t);
+  return wrap(tensor_first ? binary_op(name, t, n) : binary_op(name, n, t));
   RCUDA_END
 }
 

@@ -175,32 +175,6 @@ extern "C" SEXP rc_nonzero(SEXP x, SEXP as_list) {
   RCUDA_END
 }
 
-// In place: the elements of x at `positions` (int64, 0-based offsets into x's row-major order,
-// any shape) take `value`: a number, or a tensor that broadcasts to positions' shape. scatter
-// writes into a contiguous copy of x, which is then copied back, so x may be any view (its
-// base sees the writes); the cost is a pass over x.
-extern "C" SEXP rc_index_put(SEXP x, SEXP positions, SEXP value) {
-  RCUDA_BEGIN
-  const Tensor& t = unwrap(x);
-  const Tensor& pos = unwrap(positions);
-  const Tensor flat = reshape(t, {-1});
-  const Tensor flat_pos = reshape(pos, {-1});
-  Tensor out;
-  if (is_tensor(value)) {
-    const Tensor& v = unwrap(value);
-    RCUDA_CHECK(broadcast_shapes(v.shape(), pos.shape(), "[<-") == pos.shape(), ShapeError,
-                "[<-: a value of shape ", shape_str(v.shape()), " cannot be assigned to ",
-                shape_str(pos.shape()), " selected elements");
-    const Tensor src = reshape(to(v, t.device(), t.dtype()).expand(pos.shape()), {-1});
-    out = scatter(flat, 0, flat_pos, src);
-  } else {
-    out = scatter(flat, 0, flat_pos, scalar_arg(value, "[<-"));
-  }
-  copy_(t, out.view(t.shape()));
-  return x;
-  RCUDA_END
-}
-
 extern "C" SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value) {
   RCUDA_BEGIN
   return wrap(masked_fill(unwrap(x), unwrap(mask), scalar_arg(value, "masked_fill")));

@@ -174,4 +174,14 @@ Tensor masked_select(const Tensor& x, const Tensor& mask);
 using ops::nonzero;
 using ops::one_hot;
 
+// ---- index_put_ (rcuda/ops/indexing.h, Note [Index lists]); grads/index_put.cpp ------------
+// self[indices] = values in place (+= with accumulate). Recorded when self or values requires
+// grad: values get the gradient at the positions they went to (summed where one value was
+// broadcast to several, and so over duplicate positions too); self keeps the gradient except at
+// the written positions (all of it with accumulate). As the other in-place ops, it refuses a
+// leaf that requires grad, and a view while recording.
+const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, const Tensor& values,
+                         bool accumulate = false);
+using ops::IndexList;
+
 }  // namespace rcuda
