@@ -16,6 +16,12 @@ inline std::vector<double> host_values(const Tensor& t) {
   return to_doubles(t.device().is_cpu() ? t : to(t, Device()));
 }
 
+// Results of a few composed ops and a sum, relative to max(1, |value|): float32 a little above
+// one op's rounding, float16/bfloat16 a few roundings of their own.
+inline double loss_tolerance(DType dtype) {
+  return dtype == DType::Float64 ? 1e-12 : dtype == DType::Float32 ? 2e-5 : 4 * tolerance(dtype);
+}
+
 // The reduction of per-element reference losses, as a one-element vector (or the losses).
 inline std::vector<double> reduce_reference(const std::vector<double>& losses,
                                             const std::string& reduction) {

@@ -76,8 +76,8 @@ TEST(NnActivation, ValuesMatchFormulasForEveryFloatingDtypeAndLayout) {
       const Tensor out = a.f(x);
       EXPECT_EQ(out.dtype(), dtype);
       EXPECT_EQ(out.shape(), x.shape());
-      EXPECT_TRUE(
-          all_close(to_doubles(out), map_values(a.reference, to_doubles(x)), composed_tolerance(dtype)));
+      EXPECT_TRUE(all_close(to_doubles(out), map_values(a.reference, to_doubles(x)),
+                            composed_tolerance(dtype)));
       const Tensor strided = transposed_copy(random_tensor({4, 6}, dtype, -6, 6));
       EXPECT_TRUE(all_close(to_doubles(a.f(strided)), map_values(a.reference, to_doubles(strided)),
                             composed_tolerance(dtype)));
@@ -92,7 +92,8 @@ TEST(NnActivation, ExtremeInputsStayFinite) {
     SCOPED_TRACE(a.name);
     for (DType dtype : {DType::Float32, DType::Float64}) {
       const Tensor out = a.f(tensor_of(v, {9}, dtype));
-      EXPECT_TRUE(all_close(to_doubles(out), map_values(a.reference, v), composed_tolerance(dtype)));
+      EXPECT_TRUE(
+          all_close(to_doubles(out), map_values(a.reference, v), composed_tolerance(dtype)));
     }
   }
 }

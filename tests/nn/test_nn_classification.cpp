@@ -127,7 +127,7 @@ Tensor case_target(const Case& c) {
 }
 
 TEST(NnNllLoss, WeightsIgnoreIndexAndEveryReduction) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     for (const Case& c : kCases) {
       const Layout l = layout_of(c.shape);
       const Tensor input = random_tensor(c.shape, dtype, -4, 0);
@@ -141,7 +141,7 @@ TEST(NnNllLoss, WeightsIgnoreIndexAndEveryReduction) {
         EXPECT_EQ(out.shape(), reduction == "none" ? target.shape() : Shape{});
         EXPECT_TRUE(all_close(to_doubles(out),
                               class_reference(to_doubles(input), l, to_doubles(target), o),
-                              dtype == DType::Float32 ? 1e-5 : 1e-12));
+                              loss_tolerance(dtype)));
       }
     }
   }
@@ -160,7 +160,7 @@ TEST(NnNllLoss, WeightsIgnoreIndexAndEveryReduction) {
 }
 
 TEST(NnCrossEntropy, ClassIndicesWithLabelSmoothing) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     for (const Case& c : kCases) {
       const Layout l = layout_of(c.shape);
       const Tensor input = random_tensor(c.shape, dtype, -4, 4);
@@ -177,7 +177,7 @@ TEST(NnCrossEntropy, ClassIndicesWithLabelSmoothing) {
               nn::cross_entropy(input, target, {weight, c.ignore_index, reduction, smoothing});
           EXPECT_EQ(out.dtype(), dtype);
           EXPECT_TRUE(all_close(to_doubles(out), class_reference(logp, l, to_doubles(target), o),
-                                dtype == DType::Float32 ? 2e-5 : 1e-12));
+                                loss_tolerance(dtype)));
         }
       }
     }
@@ -185,7 +185,7 @@ TEST(NnCrossEntropy, ClassIndicesWithLabelSmoothing) {
 }
 
 TEST(NnCrossEntropy, ClassProbabilities) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     for (const Shape& shape : {Shape{5, 4}, Shape{4}, Shape{2, 3, 2, 2}}) {
       const Layout l = layout_of(shape);
       const Tensor input = random_tensor(shape, dtype, -4, 4);
@@ -210,7 +210,7 @@ TEST(NnCrossEntropy, ClassProbabilities) {
                 nn::cross_entropy(input, target, {weight, -100, reduction, smoothing});
             EXPECT_EQ(out.shape(), reduction == "none" ? target_shape(shape) : Shape{});
             EXPECT_TRUE(all_close(to_doubles(out), probability_reference(logp, l, p, o),
-                                  dtype == DType::Float32 ? 2e-5 : 1e-12));
+                                  loss_tolerance(dtype)));
           }
         }
       }

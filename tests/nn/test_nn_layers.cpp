@@ -25,9 +25,9 @@ std::vector<double> linear_reference(const Tensor& x, const Tensor& w, const Ten
 }
 
 TEST(NnLinear, MatchesALoopForEveryRankLayoutAndBias) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     SCOPED_TRACE(dtype_name(dtype));
-    const double tol = dtype == DType::Float32 ? 1e-5 : 1e-12;
+    const double tol = loss_tolerance(dtype);
     const Tensor w = random_tensor({3, 4}, dtype), b = random_tensor({3}, dtype);
     for (const Shape& shape : {Shape{5, 4}, Shape{4}, Shape{2, 5, 4}, Shape{2, 1, 3, 4}}) {
       SCOPED_TRACE(shape_str(shape));

@@ -62,13 +62,11 @@ std::vector<double> elementwise_reference(const Tensor& x, const Tensor& t,
   return reduce_reference(losses, reduction);
 }
 
-double loss_tolerance(DType dtype) { return dtype == DType::Float32 ? 2e-5 : 1e-12; }
-
 TEST(NnRegressionLoss, EveryReductionWithBroadcastingAndLayouts) {
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{3, 4}, {3, 4}}, {{3, 4}, {4}}, {{4}, {3, 4}}, {{2, 1, 3}, {4, 1}}};
   for (const Regression& loss : regressions()) {
-    for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (DType dtype : floating_dtypes()) {
       for (const std::string& reduction : kReductions) {
         SCOPED_TRACE(std::string(loss.name) + " " + dtype_name(dtype) + " " + reduction);
         auto ref = [&](int64_t, double x, double t) { return loss.reference(x, t); };
@@ -156,7 +154,7 @@ double bce_logits_ref(double x, double t, double pos_weight) {
 }
 
 TEST(NnBinaryCrossEntropy, EveryReductionWithWeightsAndClampedLogs) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     for (const std::string& reduction : kReductions) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + reduction);
       std::vector<double> probs = to_doubles(random_tensor({3, 4}, DType::Float64, 0, 1));
@@ -188,11 +186,19 @@ TEST(NnBinaryCrossEntropy, EveryReductionWithWeightsAndClampedLogs) {
 }
 
 TEST(NnBinaryCrossEntropy, WithLogitsIsStableForLargeLogits) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     for (const std::string& reduction : kReductions) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + reduction);
-      std::vector<double> logits = to_doubles(random_tensor({3, 4}, DType::Float64, -6, 6));
-      logits[0] = 80, logits[1] = -80, logits[2] = 0, logits[3] = 500;
+      // The stable form adds (1 - t) x to (1 + (pos_weight - 1) t) (log1p(exp(-|x|)) + max(-x, 0)):
+      // terms up to about |x| * pos_weight that cancel, each rounded in the input's dtype. So
+      // float16/bfloat16 take logits in [-3, 3] and a tolerance for a sum of terms up to about
+      // 24 (weights included) rather than of the result; wider dtypes take large logits too.
+      const bool reduced = is_reduced_float(dtype);
+      std::vector<double> logits =
+          to_doubles(random_tensor({3, 4}, DType::Float64, reduced ? -3 : -6, reduced ? 3 : 6));
+      logits[2] = 0;
+      if (!reduced) logits[0] = 80, logits[1] = -80, logits[3] = 500;
+      const double tol = reduced ? 16 * tolerance(dtype) : loss_tolerance(dtype);
       const Tensor x = tensor_of(logits, {3, 4}, dtype);
       const Tensor t = random_tensor({3, 4}, dtype, 0, 1);
       const Tensor w = random_tensor({3, 1}, dtype, 0.5, 2), pw = random_tensor({4}, dtype, 0.5, 3);
@@ -201,14 +207,14 @@ TEST(NnBinaryCrossEntropy, WithLogitsIsStableForLargeLogits) {
           to_doubles(nn::binary_cross_entropy_with_logits(x, t, Tensor(), reduction)),
           elementwise_reference(
               x, t, reduction, [](int64_t, double a, double b) { return bce_logits_ref(a, b, 1); }),
-          loss_tolerance(dtype)));
+          tol));
       EXPECT_TRUE(
           all_close(to_doubles(nn::binary_cross_entropy_with_logits(x, t, w, reduction, pw)),
                     elementwise_reference(x, t, reduction,
                                           [&](int64_t i, double a, double b) {
                                             return wv[i / 4] * bce_logits_ref(a, b, pwv[i % 4]);
                                           }),
-                    loss_tolerance(dtype)));
+                    tol));
     }
   }
 }
@@ -267,7 +273,7 @@ TEST(NnBinaryCrossEntropyGrad, InputTargetWeights) {
 // ---- kl_div ----------------------------------------------------------------------------
 
 TEST(NnKlDiv, EveryReductionIncludingBatchmeanAndLogTargets) {
-  for (DType dtype : {DType::Float32, DType::Float64}) {
+  for (DType dtype : floating_dtypes()) {
     for (const std::string reduction : {"none", "mean", "sum", "batchmean"}) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + reduction);
       const Tensor input = random_tensor({3, 4}, dtype, -4, 0);
