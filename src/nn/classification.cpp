@@ -1,7 +1,7 @@
 // nll_loss and cross_entropy as torch's (aten's LossNLL.cpp): class-index targets with per-class
 // weights, ignore_index and label smoothing, and class-probability targets. Composed from the
 // recording ops (log_softmax, gather, sum, ...); the fused primitive takes over in
-// cross_entropy_of_classes and cross_entropy_of_probabilities.
+// cross_entropy_composed.
 #include "nn_util.h"
 #include "rcuda/nn/loss.h"
 
@@ -83,8 +83,6 @@ Tensor reduce_weighted(const Tensor& losses, const Tensor& counted_weight, Reduc
 Tensor cross_entropy_of_classes(const Tensor& input, const Tensor& target, const Tensor& weight,
                                 int64_t ignore_index, Reduction r, double label_smoothing,
                                 int64_t class_dim) {
-  // Fused: ops::cross_entropy forward (log-softmax and nll in one pass) with its backward
-  // (softmax minus the smoothed one-hot target, weighted) in one node.
   const Tensor log_probs = log_softmax(input, class_dim);
   const NllTerms nll = nll_terms(log_probs, target, weight, ignore_index, class_dim);
   const Tensor nll_loss = reduce_weighted(nll.losses, nll.counted_weight, r);
@@ -106,7 +104,6 @@ Tensor cross_entropy_of_classes(const Tensor& input, const Tensor& target, const
 Tensor cross_entropy_of_probabilities(const Tensor& input, const Tensor& target,
                                       const Tensor& weight, Reduction r, double label_smoothing,
                                       int64_t class_dim) {
-  // Fused: ops::cross_entropy with probability targets (its backward softmax * sum(w t) - w t).
   const int64_t classes = input.size(class_dim);
   const Tensor smoothed = label_smoothing > 0 ? add(mul(target, 1.0 - label_smoothing),
                                                     label_smoothing / static_cast<double>(classes))
@@ -131,6 +128,18 @@ Tensor cross_entropy_of_probabilities(const Tensor& input, const Tensor& target,
   throw InternalError("cross_entropy: unexpected reduction");
 }
 
+// cross_entropy once its arguments are checked. Fused: this body becomes one node whose forward
+// is ops::cross_entropy_forward (saving the rows' logsumexp and the mean's divisor) and whose
+// backward is ops::cross_entropy_backward; both kinds of target and every option go through them.
+Tensor cross_entropy_composed(const Tensor& input, const Tensor& target, const Tensor& weight,
+                              const CrossEntropyOptions& options, Reduction r, int64_t class_dim) {
+  if (is_floating(target.dtype()))
+    return cross_entropy_of_probabilities(input, target, weight, r, options.label_smoothing,
+                                          class_dim);
+  return cross_entropy_of_classes(input, target, weight, options.ignore_index, r,
+                                  options.label_smoothing, class_dim);
+}
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options) {
@@ -139,7 +148,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions&
   const int64_t class_dim = check_input(kOp, input);
   const Tensor weight = checked_class_weight(kOp, options.weight, input, class_dim);
   check_class_targets(kOp, input, target, options.ignore_index);
-  // Fused: the nll half of ops::cross_entropy (a gather and its scatter backward in one node).
+  // No fused primitive (ops::cross_entropy_forward includes the log-softmax): a gather, whose
+  // backward scatters into the input's shape.
   const NllTerms nll = nll_terms(input, target, weight, options.ignore_index, class_dim);
   return reduce_weighted(nll.losses, nll.counted_weight, r);
 }
@@ -164,11 +174,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
                 " (class indices are int64)");
     RCUDA_CHECK(options.ignore_index < 0, ValueError, "cross_entropy: ignore_index (",
                 options.ignore_index, ") is not supported for class-probability targets");
-    return cross_entropy_of_probabilities(input, target, weight, r, label_smoothing, class_dim);
+  } else {
+    check_class_targets(kOp, input, target, options.ignore_index);
   }
-  check_class_targets(kOp, input, target, options.ignore_index);
-  return cross_entropy_of_classes(input, target, weight, options.ignore_index, r, label_smoothing,
-                                  class_dim);
+  return cross_entropy_composed(input, target, weight, options, r, class_dim);
 }
 
 }  // namespace rcuda::nn

@@ -51,9 +51,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating("dropout", "input", x);
   if (!training || p == 0) return x;
   if (p == 1) return mul(x, 0.0);  // as torch: zeros, NaN and inf inputs giving NaN
-  // Fused: ops::dropout (the Philox mask drawn inside the kernel, kept for backward). Composed:
-  // keep each element where a uniform draw is below 1 - p; float16/bfloat16 draw in float32 so
-  // that the keep probability is not rounded to the half type's grid.
+  // Fused: a node whose forward is ops::dropout (x * mask / (1 - p) and the Philox mask) and
+  // whose backward is ops::dropout_backward(grad, mask, p). Composed: keep each element where a
+  // uniform draw is below 1 - p; float16/bfloat16 draw in float32 so that the keep probability is
+  // not rounded to the half type's grid.
   const DType draw_dtype = is_reduced_float(x.dtype()) ? DType::Float32 : x.dtype();
   const Tensor keep = ops::lt(ops::rand(x.shape(), TensorOptions(draw_dtype, x.device())), 1.0 - p);
   const Tensor scale = ops::mul(ops::to(keep, x.dtype()), 1.0 / (1.0 - p));
@@ -80,7 +81,8 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   }
   Dims dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  // Fused: ops::layer_norm (saving mean and rstd) with ops::layer_norm_backward in one node.
+  // Fused: a node whose forward is ops::layer_norm_forward (saving mean and rstd) and whose
+  // backward is ops::layer_norm_backward.
   // Composed: two passes (mean, then the biased variance of the centred values), float16 and
   // bfloat16 in float32 as torch computes them.
   const Tensor xf = is_reduced_float(x.dtype()) ? to(x, DType::Float32) : x;
@@ -111,8 +113,8 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   detail::check_index_range(kOp, "index", index, num_embeddings, "embeddings");
   Shape out_shape = indices.shape();
   out_shape.push_back(weight.size(1));
-  // Fused: an embedding node whose backward adds the output gradient's rows into a zero
-  // gradient of weight's shape with ops::index_add_, skipping rows at padding_idx.
+  // Fused: a node with this forward whose backward is ops::embedding_backward(grad, index,
+  // num_embeddings, padding_idx) (index_add_ of the gradient's rows, padding rows skipped).
   Tensor rows = reshape(index_select(weight, 0, ops::reshape(index, {-1})), out_shape);
   if (padding_idx && rows.requires_grad()) {
     // Same values; the rows looked up at padding_idx come through a detached alias, so no

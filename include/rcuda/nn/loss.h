@@ -30,8 +30,9 @@ struct NllLossOptions {
 // Negative log-likelihood of log-probabilities input [N, C], [C] or [N, C, d1, ...] at int64
 // class indices target [N], [] or [N, d1, ...]: -weight[t] * input[n, t, ...]. "mean" divides by
 // the sum of the weights of the targets not ignored (NaN when all are). IndexError for a
-// target outside [0, C) other than ignore_index (checked on the CPU before computing; the GPU's
-// indexing kernels raise it, naming gather, after their launch).
+// target outside [0, C) other than ignore_index, checked on the CPU before computing; the GPU
+// checks nothing beforehand (that would synchronise with the host), and its kernel that reads
+// the target reports it (gather raises IndexError after its launch).
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options = {});
 
 struct CrossEntropyOptions {
