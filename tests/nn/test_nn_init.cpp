@@ -198,6 +198,23 @@ TEST(NnInit, TruncNormalMatchesTheTruncatedDistributionForEveryKindOfInterval) {
   expect_moments(half, 0, std::sqrt(1 - 2 * phi1 / mass1));
 }
 
+// So far out that every acceptance rate underflows in double: the sampler still picks a
+// proposal that accepts (exponential for a wide tail, uniform for a narrow one).
+TEST(NnInit, TruncNormalFarBeyondDoublePrecisionTails) {
+  const Tensor wide = Tensor::empty({50000}, DType::Float64);
+  init::trunc_normal_(wide, 0, 1, 40, 50);
+  const Stats s = stats_of(wide);
+  EXPECT_GE(s.min, 40);
+  EXPECT_LE(s.max, 50);
+  // E[Z | Z > a] = phi(a) / Q(a) = a + 1/a - 2/a^3 + ..., and sd about 1/a.
+  EXPECT_NEAR(s.mean, 40 + 1 / 40.0 - 2 / (40.0 * 40 * 40), 6 * (1 / 40.0) / std::sqrt(50000.0));
+  const Tensor narrow = Tensor::empty({1000}, DType::Float64);
+  init::trunc_normal_(narrow, 0, 1, -40.001, -40);
+  const Stats n = stats_of(narrow);
+  EXPECT_GE(n.min, -40.001);
+  EXPECT_LE(n.max, -40);
+}
+
 TEST(NnInit, TruncNormalDegenerateCasesAndErrors) {
   const Tensor t = Tensor::empty({5}, DType::Float32);
   EXPECT_TRUE(
