@@ -9,6 +9,8 @@
 #include "rcuda/core/error.h"
 #include "rcuda/core/scalar.h"
 #include "rcuda/core/shape.h"
+#include "rcuda/nn/functional.h"
+#include "rcuda/nn/init.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"
