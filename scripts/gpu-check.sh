@@ -4,7 +4,9 @@
 # suites, the rcuda command with the real driver (doctor, monitor --profile, exporter), the R
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
-#   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench
+#   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train
+#                                       (train: the training step beside PyTorch's, the loss
+#                                       curves compared, and the per-op host cost)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -39,6 +41,10 @@ run_build() {
 }
 
 run_tests() {
+  # PyTorch's gradients of composite models for tests/golden (skipped without them).
+  export RCUDA_GOLDEN_DIR=/tmp/rcuda-golden
+  python3 tests/golden/make_golden_grads.py $RCUDA_GOLDEN_DIR >"$OUT/golden.log" 2>&1 ||
+    echo "golden gradients: $(tail -1 "$OUT/golden.log")"
   build-gpu/tests/rcuda_tests >"$OUT/tests.log" 2>&1
   local status=$?
   grep -E "^\[  FAILED  \]" "$OUT/tests.log" | head -30
@@ -99,6 +105,18 @@ run_bench() {
   python3 bench/compare.py "$OUT/bench_rcuda.txt" "$OUT/bench_torch.txt" | tee "$OUT/compare.md"
 }
 
+run_train() {
+  local dir=/tmp/rcuda-train
+  PYTHONUNBUFFERED=1 python3 bench/torch_train_mlp.py $dir --device cuda >"$OUT/train_torch.txt" 2>&1
+  step torch_train_mlp "exit $?"
+  build-gpu/bench/bench_train $dir --device cuda >"$OUT/train_rcuda.txt" 2>&1
+  step bench_train "exit $?"
+  cat "$OUT/train_torch.txt" "$OUT/train_rcuda.txt"
+  OMP_NUM_THREADS=1 build-gpu/bench/bench_op_overhead >"$OUT/overhead.txt" 2>&1
+  step bench_op_overhead "exit $?"
+  cat "$OUT/overhead.txt"
+}
+
 for s in "${stages[@]}"; do
   case $s in
     build) run_build ;;
@@ -107,7 +125,8 @@ for s in "${stages[@]}"; do
     memcheck | racecheck) run_sanitizer "$s" ;;
     r) run_r ;;
     bench) run_bench ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench)"; exit 2 ;;
+    train) run_train ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

@@ -1,0 +1,162 @@
+// A training step from C++, beside PyTorch's (bench/torch_train_mlp.py writes the weights,
+// batches and its loss curve, and times its own step): the MLP 784-512-512-10, batch 256,
+// Adam (zero_grad, forward, cross-entropy, backward, step). Prints `name: value` lines:
+// the step time as the anchors measure it (CUDA events over chunks of steps, median; host
+// time on the CPU), the host time per step, and how far rcuda's loss curve is from PyTorch's.
+//   bench_train DIR [--device cuda|cpu] [--steps 200]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rcuda/backend/cuda.h"
+#include "rcuda/rcuda.h"
+
+namespace {
+
+using namespace rcuda;
+
+void log(const std::string& name, double value) {
+  std::printf("%s: %.6g\n", name.c_str(), value);
+  std::fflush(stdout);
+}
+
+Tensor read(const std::string& dir, const std::string& name, const Shape& shape, DType dtype,
+            Device device) {
+  const std::string path = dir + "/" + name + ".bin";
+  std::ifstream in(path, std::ios::binary);
+  RCUDA_CHECK(in.good(), ValueError, "bench_train: cannot read ", path,
+              " (run bench/torch_train_mlp.py first)");
+  std::vector<char> bytes(static_cast<size_t>(numel(shape)) * element_size(dtype));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  RCUDA_CHECK(in.gcount() == static_cast<std::streamsize>(bytes.size()), ValueError,
+              "bench_train: ", path, " is shorter than ", shape_str(shape));
+  return from_data(bytes.data(), shape, dtype, device);
+}
+
+struct Mlp {
+  std::vector<Tensor> params;  // w1, b1, w2, b2, w3, b3
+  Tensor forward(const Tensor& x) const {
+    Tensor h = nn::relu(nn::linear(x, params[0], params[1]));
+    h = nn::relu(nn::linear(h, params[2], params[3]));
+    return nn::linear(h, params[4], params[5]);
+  }
+};
+
+Mlp load_mlp(const std::string& dir, Device device) {
+  const std::vector<Shape> shapes = {{512, 784}, {512}, {512, 512}, {512}, {10, 512}, {10}};
+  const char* names[] = {"w1", "b1", "w2", "b2", "w3", "b3"};
+  Mlp m;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    m.params.push_back(read(dir, names[i], shapes[i], DType::Float32, device));
+    m.params.back().requires_grad_();
+  }
+  return m;
+}
+
+void synchronize(Device device) {
+  if (device.is_cuda()) cuda::synchronize(device.index);
+}
+
+// Per-step microseconds as torch_train_h200.py measures: chunks of n steps after a warm-up,
+// each timed with CUDA events (host clock on the CPU), the median chunk.
+double per_step_us(Device device, const std::function<void()>& step, int n, int chunks, int warm) {
+  for (int i = 0; i < warm; ++i) step();
+  synchronize(device);
+  std::vector<double> ts;
+  for (int c = 0; c < chunks; ++c) {
+    if (device.is_cuda()) {
+      ts.push_back(cuda::time_ms(device.index, [&] {
+                     for (int i = 0; i < n; ++i) step();
+                   }) *
+                   1e3 / n);
+    } else {
+      const auto t = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) step();
+      ts.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t)
+                       .count() /
+                   n);
+    }
+  }
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
+}
+
+double host_us(Device device, const std::function<void()>& step, int n) {
+  for (int i = 0; i < 10; ++i) step();
+  synchronize(device);
+  const auto t = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) step();
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count() / n;
+  synchronize(device);
+  return us;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_train DIR [--device cuda|cpu] [--steps N]\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::string device_name = "cuda";
+  int steps = 200;
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--device") == 0) device_name = argv[i + 1];
+    if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+  }
+  const Device device = Device::parse(device_name);
+  const std::string tag = device.is_cuda() ? "cuda" : "cpu";
+  constexpr int64_t kBatches = 20;
+  const Tensor xs = read(dir, "x", {kBatches, 256, 784}, DType::Float32, device);
+  const Tensor ys = read(dir, "y", {kBatches, 256}, DType::Int64, device);
+
+  // The loss curve from PyTorch's initial weights and batches.
+  {
+    Mlp m = load_mlp(dir, device);
+    optim::Adam adam(m.params, optim::AdamOptions{});
+    std::vector<Tensor> losses;
+    for (int s = 0; s < steps; ++s) {
+      adam.zero_grad();
+      Tensor loss = nn::cross_entropy(m.forward(xs.select(0, s % kBatches)), ys.select(0, s % kBatches));
+      autograd::backward(loss);
+      adam.step();
+      losses.push_back(autograd::detach(loss));
+    }
+    const Tensor ours = to(stack(losses), Device(DeviceType::CPU));
+    const Tensor theirs = read(dir, "torch_losses", {steps}, DType::Float32, Device(DeviceType::CPU));
+    double worst = 0;
+    for (int s = 0; s < steps; ++s) {
+      const double a = ours.data<float>()[s], b = theirs.data<float>()[s];
+      worst = std::max(worst, std::fabs(a - b) / std::fabs(b));
+    }
+    log("rcuda_loss_first", ours.data<float>()[0]);
+    log("rcuda_loss_last", ours.data<float>()[steps - 1]);
+    log("loss_curve_max_rel_diff_" + tag, worst);
+  }
+
+  // The step time on one fixed batch, as the anchors measure it.
+  Mlp m = load_mlp(dir, device);
+  optim::Adam adam(m.params, optim::AdamOptions{});
+  const Tensor x = contiguous(xs.select(0, 0)), y = contiguous(ys.select(0, 0));
+  const auto step = [&] {
+    adam.zero_grad();
+    autograd::backward(nn::cross_entropy(m.forward(x), y));
+    adam.step();
+  };
+  const bool gpu = device.is_cuda();
+  log("rcuda_mlp_b256_adam_" + tag + "_step_us", per_step_us(device, step, gpu ? 50 : 10, gpu ? 7 : 3, 10));
+  log("rcuda_mlp_b256_adam_" + tag + "_host_us", host_us(device, step, gpu ? 200 : 20));
+  if (gpu) {
+    const MemoryStats s = cuda::memory_stats(device.index);
+    log("rcuda_mlp_b256_peak_allocated_MB", s.peak_allocated_bytes / 1e6);
+  }
+  return 0;
+}
