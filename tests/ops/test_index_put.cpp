@@ -209,7 +209,7 @@ void check_case(const Case& c, DType dtype, int layout, bool accumulate) {
   const std::vector<double> expected =
       reference(before, c.shape, c.entries, to_doubles(values), c.values_shape, accumulate);
   const uint64_t version = self.storage()->version();
-  const Tensor& out = index_put_(self, to_index_list(c.entries, layout), values, accumulate);
+  const Tensor out = index_put_(self, to_index_list(c.entries, layout), values, accumulate);
   EXPECT_TRUE(out.is_same(self));
   EXPECT_GT(self.storage()->version(), version);
   std::vector<double> want = expected;
