@@ -276,8 +276,11 @@ TEST(CudaOptim, ClipGradNormMatchesCpu) {
             EXPECT_TRUE(actual.device().is_cuda());
             EXPECT_EQ(actual.dim(), 0);
             EXPECT_EQ(actual.dtype(), expected.dtype());
-            // Both accumulate in double; the totals differ by their summation orders.
-            const double tol = expected.dtype() == DType::Float64 ? 1e-12 : 2e-6;
+            // The fused norm accumulates in double on both devices: the totals differ by their
+            // summation orders. Without foreach each gradient's norm is the engine's reduction,
+            // which on the GPU accumulates float32 in float32 (as torch's): ~1e-5 over 1e5
+            // elements.
+            const double tol = !foreach ? 1e-4 : expected.dtype() == DType::Float64 ? 1e-12 : 2e-6;
             EXPECT_TRUE(test::all_close(values(actual), values(expected), tol));
             for (size_t i = 0; i < kTensors; ++i)
               EXPECT_TRUE(test::all_close(values(g.cuda_params[i].grad()),
