@@ -39,6 +39,16 @@ Tensor read(const std::string& dir, const std::string& name, const Shape& shape,
   return from_data(bytes.data(), shape, dtype, device);
 }
 
+// The largest |ours - theirs| / |theirs| over the first `upto` steps.
+double max_rel_diff(const Tensor& ours, const Tensor& theirs, int upto) {
+  double worst = 0;
+  for (int s = 0; s < upto; ++s) {
+    const double a = ours.data<double>()[s], b = theirs.data<double>()[s];
+    worst = std::max(worst, std::fabs(a - b) / std::fabs(b));
+  }
+  return worst;
+}
+
 struct Mlp {
   std::vector<Tensor> params;  // w1, b1, w2, b2, w3, b3
   Tensor forward(const Tensor& x) const {
@@ -48,12 +58,12 @@ struct Mlp {
   }
 };
 
-Mlp load_mlp(const std::string& dir, Device device) {
+Mlp load_mlp(const std::string& dir, Device device, DType dtype = DType::Float32) {
   const std::vector<Shape> shapes = {{512, 784}, {512}, {512, 512}, {512}, {10, 512}, {10}};
   const char* names[] = {"w1", "b1", "w2", "b2", "w3", "b3"};
   Mlp m;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    m.params.push_back(read(dir, names[i], shapes[i], DType::Float32, device));
+    m.params.push_back(to(read(dir, names[i], shapes[i], DType::Float32, device), dtype));
     m.params.back().requires_grad_();
   }
   return m;
@@ -118,28 +128,30 @@ int main(int argc, char** argv) {
   const Tensor xs = read(dir, "x", {kBatches, 256, 784}, DType::Float32, device);
   const Tensor ys = read(dir, "y", {kBatches, 256}, DType::Int64, device);
 
-  // The loss curve from PyTorch's initial weights and batches.
-  {
-    Mlp m = load_mlp(dir, device);
+  // The loss curves from PyTorch's initial weights and batches, in float32 and float64.
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    const bool f64 = dtype == DType::Float64;
+    Mlp m = load_mlp(dir, device, dtype);
+    const Tensor xd = to(xs, dtype);
     optim::Adam adam(m.params, optim::AdamOptions{});
     std::vector<Tensor> losses;
     for (int s = 0; s < steps; ++s) {
       adam.zero_grad();
-      Tensor loss = nn::cross_entropy(m.forward(xs.select(0, s % kBatches)), ys.select(0, s % kBatches));
+      Tensor loss = nn::cross_entropy(m.forward(xd.select(0, s % kBatches)), ys.select(0, s % kBatches));
       autograd::backward(loss);
       adam.step();
       losses.push_back(autograd::detach(loss));
     }
-    const Tensor ours = to(stack(losses), Device(DeviceType::CPU));
-    const Tensor theirs = read(dir, "torch_losses", {steps}, DType::Float32, Device(DeviceType::CPU));
-    double worst = 0;
-    for (int s = 0; s < steps; ++s) {
-      const double a = ours.data<float>()[s], b = theirs.data<float>()[s];
-      worst = std::max(worst, std::fabs(a - b) / std::fabs(b));
-    }
-    log("rcuda_loss_first", ours.data<float>()[0]);
-    log("rcuda_loss_last", ours.data<float>()[steps - 1]);
-    log("loss_curve_max_rel_diff_" + tag, worst);
+    const Device cpu(DeviceType::CPU);
+    const Tensor ours = to(stack(losses), cpu, DType::Float64);
+    const Tensor theirs =
+        f64 ? read(dir, "torch_losses64", {steps}, DType::Float64, cpu)
+            : to(read(dir, "torch_losses", {steps}, DType::Float32, cpu), DType::Float64);
+    const std::string name = std::string("loss_curve_") + (f64 ? "float64_" : "float32_") + tag;
+    log("rcuda_" + name + "_first", ours.data<double>()[0]);
+    log("rcuda_" + name + "_last", ours.data<double>()[steps - 1]);
+    for (int upto : {10, 50, 100, steps})
+      log(name + "_max_rel_diff_steps_" + std::to_string(upto), max_rel_diff(ours, theirs, std::min(upto, steps)));
   }
 
   // The step time on one fixed batch, as the anchors measure it.

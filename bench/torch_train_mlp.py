@@ -27,15 +27,32 @@ S = 20
 xs = torch.randn(S, 256, 784); ys = torch.randint(0, 10, (S, 256))
 save("x", xs); save("y", ys)
 
+init = [t.detach().clone() for t in model.parameters()]
+
+def curve(device, dtype):
+    """The loss at each of a.steps Adam steps from the saved weights, in `dtype` on `device`."""
+    m = mlp().to(device, dtype)
+    with torch.no_grad():
+        for p, v in zip(m.parameters(), init): p.copy_(v)
+    o = torch.optim.Adam(m.parameters(), 1e-3)
+    xd, yd = xs.to(device, dtype), ys.to(device)
+    out = []
+    for s in range(a.steps):
+        o.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(m(xd[s % S]), yd[s % S]); loss.backward(); o.step()
+        out.append(loss.detach())
+    return torch.stack(out).double().cpu()
+
+def max_rel(u, v): return float(((u - v).abs() / v.abs()).max())
+c32, c64 = curve(dev, torch.float32), curve(dev, torch.float64)
+save("torch_losses", c32.float()); save("torch_losses64", c64)
+log("torch_loss_first", float(c32[0])); log("torch_loss_last", float(c32[-1]))
+# How far float32 curves drift apart by rounding alone: PyTorch against itself in float64, and
+# (on the GPU) against its own CPU run.
+log("torch_float32_vs_float64_max_rel_diff", max_rel(c32, c64))
+if dev != "cpu":
+    log("torch_cuda_vs_cpu_float32_max_rel_diff", max_rel(c32, curve("cpu", torch.float32)))
 model = model.to(dev); xs = xs.to(dev); ys = ys.to(dev)
-opt = torch.optim.Adam(model.parameters(), 1e-3)
-losses = []
-for s in range(a.steps):
-    opt.zero_grad(set_to_none=True)
-    loss = F.cross_entropy(model(xs[s % S]), ys[s % S]); loss.backward(); opt.step()
-    losses.append(loss.detach())
-save("torch_losses", torch.stack(losses).float())
-log("torch_loss_first", float(losses[0])); log("torch_loss_last", float(losses[-1]))
 
 def step_of(m, o, x, y):
     def step():

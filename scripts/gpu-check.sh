@@ -112,6 +112,11 @@ run_train() {
   build-gpu/bench/bench_train $dir --device cuda >"$OUT/train_rcuda.txt" 2>&1
   step bench_train "exit $?"
   cat "$OUT/train_torch.txt" "$OUT/train_rcuda.txt"
+  # The same loop on the machine's CPU beside PyTorch's CPU (50 steps: the curves and the time).
+  PYTHONUNBUFFERED=1 python3 bench/torch_train_mlp.py $dir-cpu --device cpu --steps 50 >"$OUT/train_torch_cpu.txt" 2>&1
+  build-gpu/bench/bench_train $dir-cpu --device cpu --steps 50 >"$OUT/train_rcuda_cpu.txt" 2>&1
+  step "bench_train cpu" "exit $?"
+  cat "$OUT/train_torch_cpu.txt" "$OUT/train_rcuda_cpu.txt"
   OMP_NUM_THREADS=1 build-gpu/bench/bench_op_overhead >"$OUT/overhead.txt" 2>&1
   step bench_op_overhead "exit $?"
   cat "$OUT/overhead.txt"
