@@ -81,16 +81,17 @@ double per_step_us(Device device, const std::function<void()>& step, int n, int 
   std::vector<double> ts;
   for (int c = 0; c < chunks; ++c) {
     if (device.is_cuda()) {
-      ts.push_back(cuda::time_ms(device.index, [&] {
-                     for (int i = 0; i < n; ++i) step();
-                   }) *
+      ts.push_back(cuda::time_ms(device.index,
+                                 [&] {
+                                   for (int i = 0; i < n; ++i) step();
+                                 }) *
                    1e3 / n);
     } else {
       const auto t = std::chrono::steady_clock::now();
       for (int i = 0; i < n; ++i) step();
-      ts.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t)
-                       .count() /
-                   n);
+      ts.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count() /
+          n);
     }
   }
   std::sort(ts.begin(), ts.end());
@@ -137,7 +138,8 @@ int main(int argc, char** argv) {
     std::vector<Tensor> losses;
     for (int s = 0; s < steps; ++s) {
       adam.zero_grad();
-      Tensor loss = nn::cross_entropy(m.forward(xd.select(0, s % kBatches)), ys.select(0, s % kBatches));
+      Tensor loss =
+          nn::cross_entropy(m.forward(xd.select(0, s % kBatches)), ys.select(0, s % kBatches));
       autograd::backward(loss);
       adam.step();
       losses.push_back(autograd::detach(loss));
@@ -151,7 +153,8 @@ int main(int argc, char** argv) {
     log("rcuda_" + name + "_first", ours.data<double>()[0]);
     log("rcuda_" + name + "_last", ours.data<double>()[steps - 1]);
     for (int upto : {10, 50, 100, steps})
-      log(name + "_max_rel_diff_steps_" + std::to_string(upto), max_rel_diff(ours, theirs, std::min(upto, steps)));
+      log(name + "_max_rel_diff_steps_" + std::to_string(upto),
+          max_rel_diff(ours, theirs, std::min(upto, steps)));
   }
 
   // The step time on one fixed batch, as the anchors measure it.
@@ -164,7 +167,8 @@ int main(int argc, char** argv) {
     adam.step();
   };
   const bool gpu = device.is_cuda();
-  log("rcuda_mlp_b256_adam_" + tag + "_step_us", per_step_us(device, step, gpu ? 50 : 10, gpu ? 7 : 3, 10));
+  log("rcuda_mlp_b256_adam_" + tag + "_step_us",
+      per_step_us(device, step, gpu ? 50 : 10, gpu ? 7 : 3, 10));
   log("rcuda_mlp_b256_adam_" + tag + "_host_us", host_us(device, step, gpu ? 200 : 20));
   if (gpu) {
     const MemoryStats s = cuda::memory_stats(device.index);

@@ -4,8 +4,8 @@
 // formula is a device op on the current stream, so nothing here waits for the GPU.
 #include "engine.h"
 
+#include <atomic>
 #include <queue>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "rcuda/core/error.h"
@@ -66,10 +66,15 @@ struct ByLatest {
   }
 };
 
+uint64_t next_pass() {
+  static std::atomic<uint64_t> passes{0};
+  return ++passes;
+}
+
 class GraphTask {
  public:
   GraphTask(bool retain_graph, const std::vector<Edge>* captures)
-      : retain_graph_(retain_graph), captures_(captures) {}
+      : retain_graph_(retain_graph), captures_(captures), pass_(next_pass()) {}
 
   void add_root(const Edge& edge, Tensor grad) {
     roots_.push_back(edge.node.get());
@@ -80,9 +85,13 @@ class GraphTask {
   TensorList run() {
     discover();
     std::priority_queue<Node*, std::vector<Node*>, ByLatest> ready;
-    std::unordered_set<Node*> queued;
-    for (Node* root : roots_)
-      if (dependencies_[root] == 0 && queued.insert(root).second) ready.push(root);
+    for (Node* root : roots_) {
+      Node::PassState& s = state(root);
+      if (s.dependencies == 0 && !s.queued) {
+        s.queued = true;
+        ready.push(root);
+      }
+    }
     TensorList captured(captures_ ? captures_->size() : 0);
     while (!ready.empty()) {
       Node* node = ready.top();
@@ -100,24 +109,35 @@ class GraphTask {
         if (i < outputs.size() && outputs[i].defined())
           add_to(buffer_of(next), edges[i].input_nr,
                  fit_to_input(outputs[i], node->input_meta()[i], *node, i));
-        if (--dependencies_[next] == 0) ready.push(next);
+        if (--state(next).dependencies == 0) ready.push(next);
       }
     }
     return captured;
   }
 
  private:
+  // The node's state for this pass, reset the first time the pass reaches it.
+  Node::PassState& state(Node* node) const {
+    Node::PassState& s = node->pass_state();
+    if (s.pass != pass_) {
+      s.pass = pass_;
+      s.dependencies = 0;
+      s.visited = false;
+      s.queued = false;
+      s.buffer.clear();
+    }
+    return s;
+  }
   TensorList& buffer_of(Node* node) {
-    TensorList& b = buffers_[node];
+    TensorList& b = state(node).buffer;
     if (b.empty()) b.resize(node->num_outputs());
     return b;
   }
   TensorList take_buffer(Node* node) {
-    auto it = buffers_.find(node);
-    if (it == buffers_.end()) return TensorList(node->num_outputs());
-    TensorList b = std::move(it->second);
-    buffers_.erase(it);
-    return b;
+    TensorList& b = state(node).buffer;
+    TensorList out = b.empty() ? TensorList(node->num_outputs()) : std::move(b);
+    b.clear();
+    return out;
   }
   static bool any_defined(const TensorList& grads) {
     for (const Tensor& g : grads)
@@ -129,12 +149,13 @@ class GraphTask {
   // With captures (grad()), only nodes that lead to a captured edge take part.
   void discover() {
     std::vector<Node*> order;  // every reachable node, each once
-    std::unordered_set<Node*> seen;
-    std::vector<Node*> stack(roots_.begin(), roots_.end());
+    std::vector<Node*> stack = roots_;
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
-      if (!seen.insert(n).second) continue;
+      Node::PassState& s = state(n);
+      if (s.visited) continue;
+      s.visited = true;
       order.push_back(n);
       for (const Edge& e : n->next_edges())
         if (e.valid()) stack.push_back(e.node.get());
@@ -143,7 +164,7 @@ class GraphTask {
     for (Node* n : order) {
       if (!needed(n) || !executes(n)) continue;
       for (const Edge& e : n->next_edges())
-        if (e.valid() && needed(e.node.get())) ++dependencies_[e.node.get()];
+        if (e.valid() && needed(e.node.get())) ++state(e.node.get()).dependencies;
     }
   }
 
@@ -212,9 +233,8 @@ class GraphTask {
   bool retain_graph_;
   const std::vector<Edge>* captures_;
   std::vector<Node*> roots_;
-  std::unordered_map<Node*, int> dependencies_;
-  std::unordered_map<Node*, TensorList> buffers_;
   std::unordered_set<Node*> capture_nodes_, leads_;
+  uint64_t pass_;
 };
 
 }  // namespace

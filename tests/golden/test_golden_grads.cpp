@@ -56,31 +56,40 @@ void check(const std::string& model, const std::map<std::string, Shape>& shapes,
 void check_every_model(Device device, DType dtype, double tol) {
   nn::CrossEntropyOptions smoothing;
   smoothing.label_smoothing = 0.1;
-  check("mlp",
-        {{"x", {8, 20}}, {"y", {8}}, {"w1", {32, 20}}, {"b1", {32}}, {"w2", {16, 32}},
-         {"b2", {16}}, {"w3", {5, 16}}, {"b3", {5}}},
-        {"w1", "b1", "w2", "b2", "w3", "b3"},
-        [&](Inputs& p) {
-          Tensor h = nn::relu(nn::linear(p["x"], p["w1"], p["b1"]));
-          h = nn::relu(nn::linear(h, p["w2"], p["b2"]));
-          return nn::cross_entropy(nn::linear(h, p["w3"], p["b3"]), p["y"], smoothing);
-        },
-        device, dtype, tol);
-  check("ln_gelu", {{"x", {4, 6, 16}}, {"g", {16}}, {"b", {16}}, {"w", {16, 16}}, {"c", {16}}},
-        {"x", "g", "b", "w", "c"},
-        [](Inputs& p) {
-          const Tensor h = nn::layer_norm(p["x"], {16}, p["g"], p["b"]);
-          const Tensor y = nn::gelu(nn::linear(h, p["w"], p["c"]));
-          return mean(mul(y, y));
-        },
-        device, dtype, tol);
-  check("emb", {{"idx", {5, 7}}, {"t", {35}}, {"e", {50, 12}}, {"w", {3, 12}}, {"c", {3}}},
-        {"e", "w", "c"},
-        [](Inputs& p) {
-          const Tensor h = nn::linear(nn::embedding(p["idx"], p["e"], 0), p["w"], p["c"]);
-          return nn::cross_entropy(reshape(h, {35, 3}), p["t"]);
-        },
-        device, dtype, tol);
+  check(
+      "mlp",
+      {{"x", {8, 20}},
+       {"y", {8}},
+       {"w1", {32, 20}},
+       {"b1", {32}},
+       {"w2", {16, 32}},
+       {"b2", {16}},
+       {"w3", {5, 16}},
+       {"b3", {5}}},
+      {"w1", "b1", "w2", "b2", "w3", "b3"},
+      [&](Inputs& p) {
+        Tensor h = nn::relu(nn::linear(p["x"], p["w1"], p["b1"]));
+        h = nn::relu(nn::linear(h, p["w2"], p["b2"]));
+        return nn::cross_entropy(nn::linear(h, p["w3"], p["b3"]), p["y"], smoothing);
+      },
+      device, dtype, tol);
+  check(
+      "ln_gelu", {{"x", {4, 6, 16}}, {"g", {16}}, {"b", {16}}, {"w", {16, 16}}, {"c", {16}}},
+      {"x", "g", "b", "w", "c"},
+      [](Inputs& p) {
+        const Tensor h = nn::layer_norm(p["x"], {16}, p["g"], p["b"]);
+        const Tensor y = nn::gelu(nn::linear(h, p["w"], p["c"]));
+        return mean(mul(y, y));
+      },
+      device, dtype, tol);
+  check(
+      "emb", {{"idx", {5, 7}}, {"t", {35}}, {"e", {50, 12}}, {"w", {3, 12}}, {"c", {3}}},
+      {"e", "w", "c"},
+      [](Inputs& p) {
+        const Tensor h = nn::linear(nn::embedding(p["idx"], p["e"], 0), p["w"], p["c"]);
+        return nn::cross_entropy(reshape(h, {35, 3}), p["t"]);
+      },
+      device, dtype, tol);
 }
 
 TEST(GoldenGradients, CompositeModelsMatchPyTorchOnTheCpu) {

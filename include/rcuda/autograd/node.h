@@ -96,11 +96,23 @@ class Node {
   std::vector<OutputHook>& hooks() { return hooks_; }
   std::vector<RetainedGrad>& retained() { return retained_; }
 
+  // The engine's bookkeeping for the backward pass now running through this node (Note
+  // [Engine] in docs/autograd.md): valid while `pass` is that pass's number, so no table of
+  // nodes is needed. One pass at a time: backward() is not reentrant.
+  struct PassState {
+    uint64_t pass = 0;
+    int dependencies = 0;
+    bool visited = false, queued = false;
+    TensorList buffer;  // the summed gradient of each output
+  };
+  PassState& pass_state() { return pass_state_; }
+
  private:
   std::vector<Edge> next_edges_;
   std::vector<InputMeta> input_meta_;
   std::vector<OutputHook> hooks_;
   std::vector<RetainedGrad> retained_;
+  PassState pass_state_;
   uint32_t num_outputs_ = 1;
   uint64_t sequence_nr_;
 };
