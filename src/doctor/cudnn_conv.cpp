@@ -9,8 +9,10 @@
 #include <cstdio>
 
 #include "doctor_internal.h"
+#include "rcuda/autograd/api.h"
+#include "rcuda/backend/backend.h"
 #include "rcuda/backend/cuda.h"
-#include "rcuda/rcuda.h"
+#include "rcuda/core/error.h"
 
 namespace rcuda::doctor::detail {
 namespace {

@@ -14,9 +14,11 @@
 #include <random>
 
 #include "doctor_internal.h"
+#include "rcuda/autograd/api.h"
+#include "rcuda/backend/backend.h"
 #include "rcuda/backend/cpu.h"
 #include "rcuda/backend/cuda.h"
-#include "rcuda/rcuda.h"
+#include "rcuda/core/error.h"
 #include "rcuda/telemetry/nvml.h"
 
 #ifndef RCUDA_VERSION_STRING

@@ -11,8 +11,10 @@
 #include <random>
 
 #include "doctor_internal.h"
+#include "rcuda/autograd/api.h"
+#include "rcuda/backend/backend.h"
 #include "rcuda/backend/cuda.h"
-#include "rcuda/rcuda.h"
+#include "rcuda/core/error.h"
 
 #ifdef RCUDA_HAS_CUDNN_HEADERS
 #include <cudnn_version.h>
