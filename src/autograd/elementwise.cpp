@@ -1,12 +1,12 @@
 // Entry points of the elementwise family: run the no-grad op, then record its node when an
-// input requires grad (Note [Recording] in record.h).
+// input requires grad (Note [Recording] in rcuda/autograd/record.h).
 #include <cstring>
 
 #include "grads/elementwise.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/nn.h"
-#include "record.h"
 
 namespace rcuda {
 namespace {
@@ -124,7 +124,8 @@ Tensor pow(const Tensor& x, const Scalar& exponent) {
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   UnaryArgs args;
   args.negative_slope = negative_slope;
-  return record_unary(UnaryOp::LeakyRelu, x, args, [&] { return ops::leaky_relu(x, negative_slope); });
+  return record_unary(UnaryOp::LeakyRelu, x, args,
+                      [&] { return ops::leaky_relu(x, negative_slope); });
 }
 
 Tensor elu(const Tensor& x, double alpha) {

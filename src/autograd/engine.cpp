@@ -8,12 +8,12 @@
 #include <queue>
 #include <unordered_set>
 
+#include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"
 #include "rcuda/ops/reduction.h"
-#include "record.h"
 
 namespace rcuda::autograd {
 

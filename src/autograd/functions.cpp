@@ -1,8 +1,8 @@
 // backward(), grad(), detach(), retain_grad(), register_hook(): the user-facing autograd calls.
 #include "engine.h"
 #include "rcuda/autograd.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
-#include "record.h"
 
 namespace rcuda::autograd {
 

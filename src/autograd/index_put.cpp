@@ -2,8 +2,8 @@
 // finds, and keeps them for backward (grads/index_put.cpp).
 #include "grads/index_put.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
-#include "record.h"
 
 namespace rcuda {
 

@@ -1,8 +1,8 @@
-// Entry points of joining and indexing (Note [Recording] in record.h). split and chunk are the
-// ops themselves: their pieces are views, recorded by the view hook.
+// Entry points of joining and indexing (Note [Recording] in rcuda/autograd/record.h). split and
+// chunk are the ops themselves: their pieces are views, recorded by the view hook.
 #include "grads/indexing.h"
 #include "rcuda/autograd/api.h"
-#include "record.h"
+#include "rcuda/autograd/record.h"
 
 namespace rcuda {
 namespace {

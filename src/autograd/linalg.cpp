@@ -1,7 +1,7 @@
 // Entry points of matrix products.
 #include "grads/linalg.h"
 #include "rcuda/autograd/api.h"
-#include "record.h"
+#include "rcuda/autograd/record.h"
 
 namespace rcuda {
 namespace {

@@ -1,11 +1,12 @@
-// Nodes, saved tensors, the leaf accumulator, and the recording helpers of record.h.
+// Nodes, saved tensors, the leaf accumulator, and the recording helpers of
+// rcuda/autograd/record.h.
 #include <atomic>
 
 #include "rcuda/autograd/node.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/elementwise.h"
-#include "record.h"
 
 namespace rcuda::autograd {
 namespace {

@@ -1,7 +1,7 @@
-// Entry points of reductions, softmax and cumsum (Note [Recording] in record.h).
+// Entry points of reductions, softmax and cumsum (Note [Recording] in rcuda/autograd/record.h).
 #include "grads/reduction.h"
 #include "rcuda/autograd/api.h"
-#include "record.h"
+#include "rcuda/autograd/record.h"
 
 namespace rcuda {
 namespace {

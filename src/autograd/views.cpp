@@ -2,8 +2,8 @@
 // record through a hook] in rcuda/tensor/autograd_meta.h).
 #include "grads/views.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
-#include "record.h"
 
 namespace rcuda {
 namespace {

@@ -1,9 +1,11 @@
 // nll_loss and cross_entropy as torch's (aten's LossNLL.cpp): class-index targets with per-class
-// weights, ignore_index and label smoothing, and class-probability targets. Composed from the
-// recording ops (log_softmax, gather, sum, ...); the fused primitive takes over in
-// cross_entropy_composed.
+// weights, ignore_index and label smoothing, and class-probability targets. nll_loss is composed
+// from the recording ops (gather, sum, ...); cross_entropy is one node over the fused
+// primitives ops::cross_entropy_forward and ops::cross_entropy_backward.
 #include "nn_util.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/nn/loss.h"
+#include "rcuda/ops/nn.h"
 
 namespace rcuda::nn {
 
@@ -14,10 +16,9 @@ using detail::Reduction;
 
 namespace {
 
-// Checks class-index targets against input [C] or [N, C, d1, ...]: int64 (as torch's), the
-// input's shape without its class dim, and (on the CPU) each in range unless ignored.
-void check_class_targets(const char* op, const Tensor& input, const Tensor& target,
-                         int64_t ignore_index) {
+// Checks class-index targets against input [C] or [N, C, d1, ...]: int64 (as torch's) and the
+// input's shape without its class dim. Their range is checked by whatever reads them.
+void check_class_targets(const char* op, const Tensor& input, const Tensor& target) {
   RCUDA_CHECK(target.dtype() == DType::Int64, DTypeError, op,
               ": target must hold int64 class indices (or, for cross_entropy, floating class "
               "probabilities of the input's shape), got ",
@@ -30,7 +31,6 @@ void check_class_targets(const char* op, const Tensor& input, const Tensor& targ
               shape_str(target.shape()), " does not fit input of shape ", shape_str(input.shape()),
               " (expected ", shape_str(expected), ": the input without its class dim ", class_dim,
               ")");
-  detail::check_index_range(op, "target", target, input.size(class_dim), "classes", ignore_index);
 }
 
 int64_t check_input(const char* op, const Tensor& input) {
@@ -80,64 +80,77 @@ Tensor reduce_weighted(const Tensor& losses, const Tensor& counted_weight, Reduc
   return detail::reduce(losses, r);
 }
 
-Tensor cross_entropy_of_classes(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                int64_t ignore_index, Reduction r, double label_smoothing,
-                                int64_t class_dim) {
-  const Tensor log_probs = log_softmax(input, class_dim);
-  const NllTerms nll = nll_terms(log_probs, target, weight, ignore_index, class_dim);
-  const Tensor nll_loss = reduce_weighted(nll.losses, nll.counted_weight, r);
-  if (label_smoothing == 0) return nll_loss;
-  // As torch: (1 - s) * nll + s / C * smooth, where smooth = -sum_c weight[c] log_probs[c] is 0
-  // at ignored targets and reduced like nll ("mean" by the same counted weights).
-  const int64_t classes = input.size(class_dim);
-  const Tensor weighted =
-      weight.defined()
-          ? mul(log_probs, ops::reshape(weight, detail::along_dim(classes, class_dim, input.dim())))
-          : log_probs;
-  const Tensor smooth =
-      where(ops::eq(target, ignore_index), 0.0, mul(sum(weighted, {class_dim}), -1.0));
-  return add(mul(nll_loss, 1.0 - label_smoothing),
-             mul(reduce_weighted(smooth, nll.counted_weight, r),
-                 label_smoothing / static_cast<double>(classes)));
-}
-
-Tensor cross_entropy_of_probabilities(const Tensor& input, const Tensor& target,
-                                      const Tensor& weight, Reduction r, double label_smoothing,
-                                      int64_t class_dim) {
-  const int64_t classes = input.size(class_dim);
-  const Tensor smoothed = label_smoothing > 0 ? add(mul(target, 1.0 - label_smoothing),
-                                                    label_smoothing / static_cast<double>(classes))
-                                              : target;
-  Tensor terms = mul(log_softmax(input, class_dim), smoothed);
-  if (weight.defined())
-    terms = mul(terms, ops::reshape(weight, detail::along_dim(classes, class_dim, input.dim())));
-  switch (r) {
-    case Reduction::None:
-      return mul(sum(terms, {class_dim}), -1.0);
-    case Reduction::Sum:
-      return mul(sum(terms), -1.0);
-    case Reduction::Mean: {
-      // Over the samples (N * d1 * ...); an empty input gives 0 / 0 = NaN, as torch.
-      const double samples =
-          input.numel() == 0 ? 0.0 : static_cast<double>(input.numel() / classes);
-      return div(sum(terms), -samples);
-    }
-    case Reduction::BatchMean:
-      break;
+// d loss / d target of probability targets: with t' = (1 - s) t + s / C, each row's loss is
+// sum_c w[c] t'[c] (lse - z[c]), so the gradient is (1 - s) w[c] (lse - z[c]) times the row's
+// upstream gradient (over the mean's divisor). Computed in the statistics dtype of lse.
+Tensor probability_target_grad(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                               const Tensor& logsumexp, const Tensor& divisor,
+                               const ops::CrossEntropyOptions& options, int64_t class_dim) {
+  if (input.numel() == 0) return ops::zeros(input.shape(), {input.dtype(), input.device()});
+  Shape rows_shape = input.shape();
+  rows_shape[static_cast<size_t>(class_dim)] = 1;
+  const Tensor lse = ops::reshape(logsumexp, rows_shape);
+  Tensor scale = options.reduction == "none" ? ops::reshape(grad, rows_shape) : grad;
+  scale = ops::mul(scale, 1.0 - options.label_smoothing);
+  if (divisor.defined()) scale = ops::div(scale, divisor);
+  Tensor g = ops::mul(ops::sub(lse, input), scale);
+  if (weight.defined()) {
+    const int64_t classes = input.size(class_dim);
+    g = ops::mul(g, ops::reshape(weight, detail::along_dim(classes, class_dim, input.dim())));
   }
-  throw InternalError("cross_entropy: unexpected reduction");
+  return g;
 }
 
-// cross_entropy once its arguments are checked. Fused: this body becomes one node whose forward
-// is ops::cross_entropy_forward (saving the rows' logsumexp and the mean's divisor) and whose
-// backward is ops::cross_entropy_backward; both kinds of target and every option go through them.
-Tensor cross_entropy_composed(const Tensor& input, const Tensor& target, const Tensor& weight,
-                              const CrossEntropyOptions& options, Reduction r, int64_t class_dim) {
-  if (is_floating(target.dtype()))
-    return cross_entropy_of_probabilities(input, target, weight, r, options.label_smoothing,
-                                          class_dim);
-  return cross_entropy_of_classes(input, target, weight, options.ignore_index, r,
-                                  options.label_smoothing, class_dim);
+// Inputs (input, target): target's edge is live only for probabilities that require grad.
+struct CrossEntropyBackward final : autograd::Node {
+  ops::CrossEntropyOptions options;  // its weight is the saved one below
+  int64_t class_dim = 1;
+  autograd::SavedTensor input, target, weight, logsumexp, divisor;
+  const char* name() const override { return "CrossEntropyBackward"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override {
+    ops::CrossEntropyOptions o = options;
+    o.weight = weight.unpack(*this);
+    const Tensor z = input.unpack(*this);
+    const ops::CrossEntropyForward saved{Tensor(), logsumexp.unpack(*this), divisor.unpack(*this)};
+    Tensor grad_input, grad_target;
+    if (needs_input_grad(0))
+      grad_input = ops::cross_entropy_backward(grads[0], z, target.unpack(*this), saved, o);
+    if (needs_input_grad(1))
+      grad_target = probability_target_grad(grads[0], z, o.weight, saved.logsumexp, saved.divisor,
+                                            o, class_dim);
+    return {grad_input, grad_target};
+  }
+  void release_saved() override {
+    for (autograd::SavedTensor* t : {&input, &target, &weight, &logsumexp, &divisor}) t->release();
+  }
+};
+
+// cross_entropy once its arguments are checked: the fused forward, and its node when the input
+// (or a probability target) requires grad. Probabilities go in the input's dtype, as the
+// primitive takes them; nothing here reads a value back.
+Tensor cross_entropy_fused(const Tensor& input, const Tensor& target, const Tensor& weight,
+                           const CrossEntropyOptions& options, int64_t class_dim) {
+  ops::CrossEntropyOptions o;
+  o.weight = weight;
+  o.reduction = options.reduction;
+  o.ignore_index = options.ignore_index;
+  o.label_smoothing = options.label_smoothing;
+  const Tensor fused_target = is_floating(target.dtype()) ? ops::to(target, input.dtype()) : target;
+  if (!autograd::should_record(input, target)) return ops::cross_entropy(input, fused_target, o);
+  const ops::CrossEntropyForward forward =
+      autograd::below_autograd([&] { return ops::cross_entropy_forward(input, fused_target, o); });
+  auto node = autograd::make_node<CrossEntropyBackward>(input, target);
+  node->class_dim = class_dim;
+  o.weight = Tensor();
+  node->options = o;
+  using autograd::SavedTensor;
+  node->input = SavedTensor(input, SavedTensor::kInput);
+  node->target = SavedTensor(fused_target, SavedTensor::kInput);
+  node->weight = SavedTensor(weight, SavedTensor::kInput);
+  node->logsumexp = SavedTensor(forward.logsumexp);
+  node->divisor = SavedTensor(forward.divisor);
+  autograd::set_history(forward.loss, node);
+  return forward.loss;
 }
 
 }  // namespace
@@ -147,7 +160,10 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions&
   const Reduction r = parse_reduction(kOp, options.reduction);
   const int64_t class_dim = check_input(kOp, input);
   const Tensor weight = checked_class_weight(kOp, options.weight, input, class_dim);
-  check_class_targets(kOp, input, target, options.ignore_index);
+  check_class_targets(kOp, input, target);
+  // Read on the CPU only (Note [Index bounds on the GPU]).
+  detail::check_index_range(kOp, "target", target, input.size(class_dim), "classes",
+                            options.ignore_index);
   // No fused primitive (ops::cross_entropy_forward includes the log-softmax): a gather, whose
   // backward scatters into the input's shape.
   const NllTerms nll = nll_terms(input, target, weight, options.ignore_index, class_dim);
@@ -157,7 +173,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions&
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyOptions& options) {
   constexpr const char* kOp = "cross_entropy";
-  const Reduction r = parse_reduction(kOp, options.reduction);
+  parse_reduction(kOp, options.reduction);  // ValueError unless "none", "mean" or "sum"
   const int64_t class_dim = check_input(kOp, input);
   const double label_smoothing = options.label_smoothing;
   RCUDA_CHECK(label_smoothing >= 0 && label_smoothing <= 1, ValueError,
@@ -175,9 +191,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
     RCUDA_CHECK(options.ignore_index < 0, ValueError, "cross_entropy: ignore_index (",
                 options.ignore_index, ") is not supported for class-probability targets");
   } else {
-    check_class_targets(kOp, input, target, options.ignore_index);
+    check_class_targets(kOp, input, target);
   }
-  return cross_entropy_composed(input, target, weight, options, r, class_dim);
+  return cross_entropy_fused(input, target, weight, options, class_dim);
 }
 
 }  // namespace rcuda::nn

@@ -1,16 +1,68 @@
-// linear, dropout, layer_norm and embedding, composed from the recording ops of
-// rcuda/autograd/api.h. Where a fused primitive will take over, the comment says which.
+// linear (the recording addmm/matmul), and dropout, layer_norm and embedding: each one node whose
+// forward and backward are fused primitives of rcuda/ops/nn.h (and index_select), so that a
+// training step runs a kernel or two for each. Nothing here reads a value back on the GPU; the
+// index_select of embedding's forward reads its bounds flag there (Note [Index bounds on the
+// GPU]), and its backward is an index_add_ that reads nothing.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "nn_util.h"
-#include "rcuda/autograd.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/nn/layers.h"
+#include "rcuda/ops/nn.h"
 
 namespace rcuda::nn {
 
+using autograd::SavedTensor;
 using detail::check_floating;
 using detail::check_same_device;
+
+namespace {
+
+// Input x; the mask the forward drew.
+struct DropoutBackward final : autograd::Node {
+  double p = 0.5;
+  SavedTensor mask;
+  const char* name() const override { return "DropoutBackward"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override {
+    return {ops::dropout_backward(grads[0], mask.unpack(*this), p)};
+  }
+  void release_saved() override { mask.release(); }
+};
+
+// Inputs (x, weight, bias), the last two possibly undefined; mean and rstd from the forward.
+struct LayerNormBackward final : autograd::Node {
+  Shape normalized_shape;
+  SavedTensor x, weight, bias, mean, rstd;
+  const char* name() const override { return "LayerNormBackward"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override {
+    const Tensor w = weight.unpack(*this), b = bias.unpack(*this);
+    const std::array<bool, 3> wanted = {needs_input_grad(0), needs_input_grad(1),
+                                        needs_input_grad(2)};
+    ops::LayerNormGrads g =
+        ops::layer_norm_backward(grads[0], x.unpack(*this), normalized_shape, mean.unpack(*this),
+                                 rstd.unpack(*this), w, b, wanted);
+    return {g.grad_input, g.grad_weight, g.grad_bias};
+  }
+  void release_saved() override {
+    for (SavedTensor* t : {&x, &weight, &bias, &mean, &rstd}) t->release();
+  }
+};
+
+// Input weight; the int64 indices looked up (indices' shape).
+struct EmbeddingBackward final : autograd::Node {
+  int64_t num_embeddings = 0;
+  std::optional<int64_t> padding_idx;
+  SavedTensor index;
+  const char* name() const override { return "EmbeddingBackward"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override {
+    return {ops::embedding_backward(grads[0], index.unpack(*this), num_embeddings, padding_idx)};
+  }
+  void release_saved() override { index.release(); }
+};
+
+}  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   constexpr const char* kOp = "linear";
@@ -51,14 +103,15 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating("dropout", "input", x);
   if (!training || p == 0) return x;
   if (p == 1) return mul(x, 0.0);  // as torch: zeros, NaN and inf inputs giving NaN
-  // Fused: a node whose forward is ops::dropout (x * mask / (1 - p) and the Philox mask) and
-  // whose backward is ops::dropout_backward(grad, mask, p). Composed: keep each element where a
-  // uniform draw is below 1 - p; float16/bfloat16 draw in float32 so that the keep probability is
-  // not rounded to the half type's grid.
-  const DType draw_dtype = is_reduced_float(x.dtype()) ? DType::Float32 : x.dtype();
-  const Tensor keep = ops::lt(ops::rand(x.shape(), TensorOptions(draw_dtype, x.device())), 1.0 - p);
-  const Tensor scale = ops::mul(ops::to(keep, x.dtype()), 1.0 / (1.0 - p));
-  return mul(x, scale);
+  // One fused pass draws the mask (Philox, Note [Dropout mask]) and scales; the backward scales
+  // the gradient by the same mask.
+  if (!autograd::should_record(x)) return ops::dropout(x, p).first;
+  const auto [out, mask] = autograd::below_autograd([&] { return ops::dropout(x, p); });
+  auto node = autograd::make_node<DropoutBackward>(x);
+  node->p = p;
+  node->mask = SavedTensor(mask);
+  autograd::set_history(out, node);
+  return out;
 }
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
@@ -79,19 +132,21 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                 shape_str(t.shape()), " must have normalized_shape ", shape_str(normalized_shape));
     check_same_device(kOp, name, t, "input", x);
   }
-  Dims dims;
-  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  // Fused: a node whose forward is ops::layer_norm_forward (saving mean and rstd) and whose
-  // backward is ops::layer_norm_backward.
-  // Composed: two passes (mean, then the biased variance of the centred values), float16 and
-  // bfloat16 in float32 as torch computes them.
-  const Tensor xf = is_reduced_float(x.dtype()) ? to(x, DType::Float32) : x;
-  const Tensor centered = sub(xf, mean(xf, dims, /*keepdim=*/true));
-  const Tensor variance = mean(mul(centered, centered), dims, /*keepdim=*/true);
-  Tensor y = mul(centered, rsqrt(add(variance, eps)));
-  if (weight.defined()) y = mul(y, weight);
-  if (bias.defined()) y = add(y, bias);
-  return y.dtype() == x.dtype() ? y : to(y, x.dtype());
+  // The primitive takes weight and bias in x's dtype; a cast of another records its own node.
+  const Tensor w = weight.defined() && weight.dtype() != x.dtype() ? to(weight, x.dtype()) : weight;
+  const Tensor b = bias.defined() && bias.dtype() != x.dtype() ? to(bias, x.dtype()) : bias;
+  if (!autograd::should_record(x, w, b)) return ops::layer_norm(x, normalized_shape, w, b, eps);
+  const ops::LayerNormForward forward = autograd::below_autograd(
+      [&] { return ops::layer_norm_forward(x, normalized_shape, w, b, eps); });
+  auto node = autograd::make_node<LayerNormBackward>(x, w, b);
+  node->normalized_shape = normalized_shape;
+  node->x = SavedTensor(x, SavedTensor::kInput);
+  node->weight = SavedTensor(w, SavedTensor::kInput);
+  node->bias = SavedTensor(b, SavedTensor::kInput);
+  node->mean = SavedTensor(forward.mean);
+  node->rstd = SavedTensor(forward.rstd);
+  autograd::set_history(forward.out, node);
+  return forward.out;
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
@@ -113,15 +168,18 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   detail::check_index_range(kOp, "index", index, num_embeddings, "embeddings");
   Shape out_shape = indices.shape();
   out_shape.push_back(weight.size(1));
-  // Fused: a node with this forward whose backward is ops::embedding_backward(grad, index,
-  // num_embeddings, padding_idx) (index_add_ of the gradient's rows, padding rows skipped).
-  Tensor rows = reshape(index_select(weight, 0, ops::reshape(index, {-1})), out_shape);
-  if (padding_idx && rows.requires_grad()) {
-    // Same values; the rows looked up at padding_idx come through a detached alias, so no
-    // gradient reaches weight[padding_idx] (torch's padding_idx).
-    const Tensor at_padding = ops::eq(index, *padding_idx).unsqueeze(-1);
-    rows = where(at_padding, autograd::detach(rows), rows);
-  }
+  // Forward: one index_select of rows. Backward: ops::embedding_backward, an index_add_ of the
+  // gradient's rows that skips padding_idx (torch's padding_idx).
+  const auto lookup = [&] {
+    return ops::reshape(ops::index_select(weight, 0, ops::reshape(index, {-1})), out_shape);
+  };
+  if (!autograd::should_record(weight)) return lookup();
+  const Tensor rows = autograd::below_autograd(lookup);
+  auto node = autograd::make_node<EmbeddingBackward>(weight);
+  node->num_embeddings = num_embeddings;
+  node->padding_idx = padding_idx;
+  node->index = SavedTensor(index, SavedTensor::kInput);
+  autograd::set_history(rows, node);
   return rows;
 }
 

@@ -5,7 +5,7 @@
 // where(c, f(x), g(x)) sends a zero gradient to the branch it did not pick, and that zero then
 // meets the branch's own derivative: 0 * inf is NaN where exp overflows or log meets 0. So a
 // branch that can blow up is fed only the elements it is picked for, the others replaced by a
-// harmless value first (elu, softplus, binary_cross_entropy's clamped logs, kl_div's xlogy).
+// harmless value first (binary_cross_entropy's clamped logs, kl_div's xlogy).
 #pragma once
 
 #include <optional>

@@ -44,8 +44,13 @@ struct CrossEntropyOptions {
 
 // nll_loss(log_softmax(input, class dim), target) for int64 class indices (shapes as
 // nll_loss), or -sum_c weight[c] * target[c] * log_softmax(input)[c] for floating class
-// probabilities target of input's shape ("mean" then divides by the number of samples, and
-// ignore_index must stay negative). label_smoothing as torch for both kinds.
+// probabilities target of input's shape, converted to input's dtype ("mean" then divides by the
+// number of samples, and ignore_index must stay negative). label_smoothing as torch for both
+// kinds. Differentiable with respect to input and to a probability target. One fused pass
+// forward and one backward (ops::cross_entropy_forward/backward), neither reading a value back:
+// a class index outside [0, C) other than ignore_index raises IndexError on the CPU, while on
+// the GPU the kernel writes NaN to that row's loss, so the reduced loss and the gradients are
+// NaN.
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyOptions& options = {});
 

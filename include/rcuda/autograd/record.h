@@ -8,6 +8,9 @@
 //     set_history(out, node);                      // out.grad_fn() == node
 //     return out;
 //   }
+//
+// Layers above autograd (src/nn) record nodes of their own the same way, for functions whose
+// forward and backward are fused primitives of rcuda/ops.
 #pragma once
 
 #include <memory>
