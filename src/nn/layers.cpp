@@ -174,7 +174,7 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
     return ops::reshape(ops::index_select(weight, 0, ops::reshape(index, {-1})), out_shape);
   };
   if (!autograd::should_record(weight)) return lookup();
-  const Tensor rows = autograd::below_autograd(lookup);
+  Tensor rows = autograd::below_autograd(lookup);
   auto node = autograd::make_node<EmbeddingBackward>(weight);
   node->num_embeddings = num_embeddings;
   node->padding_idx = padding_idx;

@@ -64,7 +64,7 @@ double fused_tolerance(DType dtype) {
   return dtype == DType::Float64 ? 1e-11 : dtype == DType::Float32 ? 2e-5 : 8 * tolerance(dtype);
 }
 // Gradients are compared in float32 and float64; the half types' values only.
-std::vector<size_t> grads_for(DType dtype, std::vector<size_t> wrt) {
+std::vector<size_t> grads_for(DType dtype, const std::vector<size_t>& wrt) {
   return is_reduced_float(dtype) ? std::vector<size_t>{} : wrt;
 }
 
