@@ -74,7 +74,7 @@ class Node {
   // True when forward input i needs a gradient (lets formulas skip work).
   bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
 
-  // Set by the recording helpers (src/autograd/record.h).
+  // Set by the recording helpers (rcuda/autograd/record.h).
   void add_input(const Tensor& input);
   void reserve_inputs(size_t n) {
     next_edges_.reserve(n);
