@@ -283,9 +283,11 @@ TEST(CudaOptim, ClipGradNormMatchesCpu) {
             const double tol = !foreach ? 1e-4 : expected.dtype() == DType::Float64 ? 1e-12 : 2e-6;
             EXPECT_TRUE(test::all_close(values(actual), values(expected), tol));
             for (size_t i = 0; i < kTensors; ++i)
+              // Scaled by the clip coefficient, so within the norm's tolerance when clipped.
               EXPECT_TRUE(test::all_close(values(g.cuda_params[i].grad()),
                                           values(g.cpu_params[i].grad()),
-                                          test::backend_tolerance(g.cpu_params[i].dtype())))
+                                          std::max(test::backend_tolerance(g.cpu_params[i].dtype()),
+                                                   max_norm < 1e9 ? tol : 0.0)))
                   << "gradient " << i;
           }
         }
