@@ -2,6 +2,10 @@
 // openblas_get_config(); other BLAS libraries are reported by the file they were loaded from.
 #include <cblas.h>
 #include <dlfcn.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include <sstream>
 
@@ -31,6 +35,25 @@ BlasDetails blas_details() {
   if (dladdr(reinterpret_cast<void*>(&cblas_sgemm), &info) != 0 && info.dli_fname)
     d.library_path = info.dli_fname;
   return d;
+}
+
+// Note [BLAS and OpenMP threads]
+// An OpenBLAS built on pthreads keeps a thread pool of its own beside OpenMP's. With each pool
+// at one thread per core, every GEMM between two OpenMP loops has twice as many spinning
+// threads as cores: on a 16-core machine an MLP training step (bench_train) took 104 ms, and
+// 3.5 ms with 8 + 8 threads (PyTorch's CPU step: 3.3 ms). So when OpenBLAS runs its own pthreads
+// (openblas_get_parallel() == 1) and the user set neither OPENBLAS_NUM_THREADS nor
+// OMP_NUM_THREADS, each pool gets half the cores. The OpenMP build of OpenBLAS (Debian's
+// libopenblas-openmp, which scripts/install-deps.sh installs) shares OpenMP's pool: nothing to do.
+void share_cores_with_blas() {
+#ifdef OPENBLAS_VERSION
+  if (openblas_get_parallel() != 1) return;
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr)
+    return;
+  const int half = std::max(1, omp_get_num_procs() / 2);
+  openblas_set_num_threads(half);
+  omp_set_num_threads(half);
+#endif
 }
 
 std::string blas_info() {

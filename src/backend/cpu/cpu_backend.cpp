@@ -3,7 +3,10 @@
 namespace rcuda::cpu {
 namespace {
 
-Backend* make_cpu_backend() { return new CpuBackend(); }  // lives for the process
+Backend* make_cpu_backend() {
+  share_cores_with_blas();
+  return new CpuBackend();  // lives for the process
+}
 
 }  // namespace
 }  // namespace rcuda::cpu

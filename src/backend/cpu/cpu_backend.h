@@ -7,6 +7,10 @@
 
 namespace rcuda::cpu {
 
+// Splits the cores between OpenMP and a pthreads OpenBLAS (Note [BLAS and OpenMP threads] in
+// blas_info.cpp); called once, when the backend is made.
+void share_cores_with_blas();
+
 class CpuBackend final : public Backend {
  public:
   DeviceType device_type() const override { return DeviceType::CPU; }
