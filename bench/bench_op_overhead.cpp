@@ -84,7 +84,8 @@ void run(const Device& device, const std::string& tag) {
         matmul(a.view({1, 1}), w.view({1, 1}));
       }));
   if (device.is_cuda()) {
-    log("host_only_fill_preallocated_" + tag + "_us", enqueue_us(device, [&] { ops::fill_(out, 1.0); }));
+    log("host_only_fill_preallocated_" + tag + "_us",
+        enqueue_us(device, [&] { ops::fill_(out, 1.0); }));
     log("host_only_ops_add_" + tag + "_us", enqueue_us(device, [&] { ops::add(a, b); }));
     log("host_only_add_recording_" + tag + "_us", enqueue_us(device, [&] { add(a, w); }));
     log("host_only_mul_number_" + tag + "_us", enqueue_us(device, [&] { mul(a, 2.0); }));

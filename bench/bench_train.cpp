@@ -172,15 +172,24 @@ int main(int argc, char** argv) {
   log("rcuda_mlp_b256_adam_" + tag + "_host_us", host_us(device, step, gpu ? 200 : 20));
   // Where the host time goes: the forward alone (no recording), forward with recording and
   // backward, and the optimizer step alone.
-  log("rcuda_mlp_b256_forward_nograd_" + tag + "_host_us", host_us(device, [&] {
-        NoGradGuard no_grad;
-        nn::cross_entropy(m.forward(x), y);
-      }, gpu ? 200 : 20));
-  log("rcuda_mlp_b256_forward_backward_" + tag + "_host_us", host_us(device, [&] {
-        adam.zero_grad();
-        autograd::backward(nn::cross_entropy(m.forward(x), y));
-      }, gpu ? 200 : 20));
-  log("rcuda_mlp_b256_adam_step_only_" + tag + "_host_us", host_us(device, [&] { adam.step(); }, gpu ? 200 : 20));
+  log("rcuda_mlp_b256_forward_nograd_" + tag + "_host_us", host_us(
+                                                               device,
+                                                               [&] {
+                                                                 NoGradGuard no_grad;
+                                                                 nn::cross_entropy(m.forward(x), y);
+                                                               },
+                                                               gpu ? 200 : 20));
+  log("rcuda_mlp_b256_forward_backward_" + tag + "_host_us",
+      host_us(
+          device,
+          [&] {
+            adam.zero_grad();
+            autograd::backward(nn::cross_entropy(m.forward(x), y));
+          },
+          gpu ? 200 : 20));
+  log("rcuda_mlp_b256_adam_step_only_" + tag + "_host_us",
+      host_us(
+          device, [&] { adam.step(); }, gpu ? 200 : 20));
   if (gpu) {
     const MemoryStats s = cuda::memory_stats(device.index);
     log("rcuda_mlp_b256_peak_allocated_MB", s.peak_allocated_bytes / 1e6);

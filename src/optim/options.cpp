@@ -61,7 +61,8 @@ bool OptionReader::flag(const char* name) const {
 
 std::array<double, 2> OptionReader::pair(const char* name) const {
   const std::string who = optimizer_ + ": param group " + std::to_string(group_index_);
-  const std::vector<double> v = get_as<std::vector<double>>(find(name), name, who, "a list of two numbers");
+  const std::vector<double> v =
+      get_as<std::vector<double>>(find(name), name, who, "a list of two numbers");
   RCUDA_CHECK(v.size() == 2, ValueError, who, ": option '", name, "' has ", v.size(),
               " numbers, expected 2");
   return {v[0], v[1]};

@@ -61,7 +61,8 @@ TEST(GradUnary, EveryOpAgainstCentralDifferences) {
     Tensor x = away_from_kinks(random_tensor({3, 5}, DType::Float64, c.low, c.high));
     x.requires_grad_();
     EXPECT_TRUE(gradcheck(c.f, {x}));
-    Tensor xt = transposed_copy(away_from_kinks(random_tensor({4, 3}, DType::Float64, c.low, c.high)));
+    Tensor xt =
+        transposed_copy(away_from_kinks(random_tensor({4, 3}, DType::Float64, c.low, c.high)));
     xt.requires_grad_();
     EXPECT_TRUE(gradcheck(c.f, {xt}));
   }
