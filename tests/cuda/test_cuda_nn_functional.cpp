@@ -80,7 +80,6 @@ TEST(CudaNn, ActivationValues) {
 
 TEST(CudaNn, ActivationGradients) {
   RCUDA_REQUIRE_CUDA();
-  RCUDA_NEEDS_GRADIENTS("unary");
   for (const Named& a : activations())
     for (DType dtype : {DType::Float32, DType::Float64}) {
       SCOPED_TRACE(std::string(a.name) + " " + dtype_name(dtype));
@@ -110,8 +109,6 @@ TEST(CudaNn, LinearDropoutAndTheirGradients) {
 
 TEST(CudaNn, LayerNormAndEmbedding) {
   RCUDA_REQUIRE_CUDA();
-  const bool unary = missing_gradients({"unary"}).empty();
-  const bool index_select = missing_gradients({"index_select"}).empty();
   for (DType dtype : {DType::Float32, DType::Float64}) {
     SCOPED_TRACE(dtype_name(dtype));
     expect_cuda_matches_cpu(
@@ -120,11 +117,11 @@ TEST(CudaNn, LayerNormAndEmbedding) {
         },
         {random_tensor({5, 6, 8}, dtype), random_tensor({6, 8}, dtype),
          random_tensor({6, 8}, dtype)},
-        nn_tolerance(dtype), unary);
+        nn_tolerance(dtype), true);
     const Tensor index = tensor_of({3, 0, 7, 3, 3, 5}, {2, 3}, DType::Int64);
     expect_cuda_matches_cpu(
         [](const TensorList& x) { return nn::embedding(x[0], x[1], /*padding_idx=*/3); },
-        {index, random_tensor({8, 4}, dtype)}, 0, index_select);
+        {index, random_tensor({8, 4}, dtype)}, 0, true);
   }
   const Tensor bad = on_cuda(tensor_of({1, 8}, {2}, DType::Int64));
   EXPECT_THROW(nn::embedding(bad, on_cuda(random_tensor({8, 4}, DType::Float32))), IndexError);
@@ -132,7 +129,6 @@ TEST(CudaNn, LayerNormAndEmbedding) {
 
 TEST(CudaNn, ElementwiseLossesEveryReduction) {
   RCUDA_REQUIRE_CUDA();
-  const bool unary = missing_gradients({"unary"}).empty();
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (const std::string r : {"none", "mean", "sum"}) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + r);
@@ -142,40 +138,36 @@ TEST(CudaNn, ElementwiseLossesEveryReduction) {
       expect_cuda_matches_cpu([&](const TensorList& x) { return nn::mse_loss(x[0], x[1], r); },
                               pair, tol, true);
       expect_cuda_matches_cpu([&](const TensorList& x) { return nn::l1_loss(x[0], x[1], r); }, pair,
-                              tol, unary);
+                              tol, true);
       expect_cuda_matches_cpu(
           [&](const TensorList& x) { return nn::smooth_l1_loss(x[0], x[1], r, 0.7); }, pair, tol,
-          unary);
+          true);
       expect_cuda_matches_cpu(
-          [&](const TensorList& x) { return nn::huber_loss(x[0], x[1], r, 1.3); }, pair, tol,
-          unary);
+          [&](const TensorList& x) { return nn::huber_loss(x[0], x[1], r, 1.3); }, pair, tol, true);
       const Tensor probs = random_tensor({30, 7}, dtype, 0.01, 0.99);
       const Tensor targets = random_tensor({30, 7}, dtype, 0, 1);
       expect_cuda_matches_cpu(
           [&](const TensorList& x) { return nn::binary_cross_entropy(x[0], x[1], x[2], r); },
-          {probs, targets, random_tensor({7}, dtype, 0.5, 2)}, tol, unary);
+          {probs, targets, random_tensor({7}, dtype, 0.5, 2)}, tol, true);
       expect_cuda_matches_cpu(
           [&](const TensorList& x) {
             return nn::binary_cross_entropy_with_logits(x[0], x[1], x[2], r, x[3]);
           },
           {random_tensor({30, 7}, dtype, -8, 8), targets, random_tensor({30, 1}, dtype, 0.5, 2),
            random_tensor({7}, dtype, 0.5, 3)},
-          tol, unary);
+          tol, true);
       const Tensor log_probs = random_tensor({30, 7}, dtype, -4, 0);
       expect_cuda_matches_cpu([&](const TensorList& x) { return nn::kl_div(x[0], x[1], r); },
-                              {log_probs, probs}, tol, unary);
+                              {log_probs, probs}, tol, true);
       expect_cuda_matches_cpu(
           [&](const TensorList& x) { return nn::kl_div(x[0], x[1], "batchmean", true); },
-          {log_probs, random_tensor({30, 7}, dtype, -4, 0)}, tol, unary);
+          {log_probs, random_tensor({30, 7}, dtype, -4, 0)}, tol, true);
     }
   }
 }
 
 TEST(CudaNn, NllLossAndCrossEntropy) {
   RCUDA_REQUIRE_CUDA();
-  const bool gather = missing_gradients({"gather"}).empty();
-  const bool both = missing_gradients({"gather", "log_softmax"}).empty();
-  const bool log_softmax = missing_gradients({"log_softmax"}).empty();
   for (DType dtype : {DType::Float32, DType::Float64}) {
     const double tol = nn_tolerance(dtype);
     const Tensor weight = random_tensor({5}, dtype, 0.5, 2);
@@ -192,17 +184,17 @@ TEST(CudaNn, NllLossAndCrossEntropy) {
             [&](const TensorList& x) {
               return nn::nll_loss(x[0], x[1], {x[2], -100, r});
             },
-            {random_tensor(shape, dtype, -4, 0), target, weight}, tol, gather);
+            {random_tensor(shape, dtype, -4, 0), target, weight}, tol, true);
         expect_cuda_matches_cpu(
             [&](const TensorList& x) {
               return nn::cross_entropy(x[0], x[1], {x[2], -100, r, 0.2});
             },
-            {random_tensor(shape, dtype, -4, 4), target, weight}, tol, both);
+            {random_tensor(shape, dtype, -4, 4), target, weight}, tol, true);
         expect_cuda_matches_cpu(
             [&](const TensorList& x) {
               return nn::cross_entropy(x[0], x[1], {x[2], -100, r, 0.1});
             },
-            {random_tensor(shape, dtype, -4, 4), probabilities, weight}, tol, log_softmax);
+            {random_tensor(shape, dtype, -4, 4), probabilities, weight}, tol, true);
       }
     }
   }

@@ -1,6 +1,4 @@
-// Test support for rcuda::nn: double-precision references shared by the nn tests, and a check
-// that skips (reported as skipped, with the reason) a gradient test whose functions rest on op
-// gradients this build does not have yet.
+// Test support for rcuda::nn: double-precision references shared by the nn tests.
 #pragma once
 
 #include <functional>
@@ -46,52 +44,6 @@ inline double broadcast_at(const std::vector<double>& values, const Shape& from,
   }
   return values[static_cast<size_t>(offset)];
 }
-
-// True when f's output records a node and backward through it runs.
-inline bool has_gradient(const std::function<Tensor(const Tensor&)>& f) {
-  const Tensor x = tensor_of({0.5, 0.25, 0.75, 0.125, 0.375, 0.625}, {2, 3}, DType::Float64);
-  x.requires_grad_();
-  try {
-    const Tensor y = f(x);
-    if (!y.requires_grad()) return false;
-    autograd::grad({sum(y)}, {x});
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-// The names among `needed` whose op gradients are missing in this build, comma separated.
-// "unary" stands for the unary elementwise ops (exp, log, abs, ...), which share one formula.
-inline std::string missing_gradients(const std::vector<std::string>& needed) {
-  std::string missing;
-  for (const std::string& name : needed) {
-    bool ok = true;
-    if (name == "unary") {
-      ok = has_gradient([](const Tensor& x) { return exp(x); });
-    } else if (name == "log_softmax") {
-      ok = has_gradient([](const Tensor& x) { return log_softmax(x, 1); });
-    } else if (name == "gather") {
-      const Tensor index = tensor_of({0, 2}, {2, 1}, DType::Int64);
-      ok = has_gradient([&](const Tensor& x) { return gather(x, 1, index); });
-    } else if (name == "index_select") {
-      const Tensor index = tensor_of({1, 0}, {2}, DType::Int64);
-      ok = has_gradient([&](const Tensor& x) { return index_select(x, 0, index); });
-    } else {
-      ADD_FAILURE() << "missing_gradients: unknown name " << name;
-    }
-    if (!ok) missing += (missing.empty() ? "" : ", ") + name;
-  }
-  return missing;
-}
-
-// Skips the test when an op gradient it needs is not in this build yet.
-#define RCUDA_NEEDS_GRADIENTS(...)                                                             \
-  do {                                                                                         \
-    const std::string rcuda_missing = ::rcuda::test::missing_gradients({__VA_ARGS__});         \
-    if (!rcuda_missing.empty())                                                                \
-      GTEST_SKIP() << "needs the gradients of " << rcuda_missing << ", not in this build yet"; \
-  } while (0)
 
 // Substring check for error messages.
 inline ::testing::AssertionResult mentions(const std::string& message,
