@@ -80,6 +80,32 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   return dst;
 }
 
+// Random fills overwrite every element: a tensor that records (not a leaf) would need a node
+// like fill_'s; refused the same way for leaves, and for views.
+const Tensor& uniform_(const Tensor& t, double low, double high) {
+  autograd::check_inplace("uniform_", t);
+  if (!should_record(t)) return ops::uniform_(t, low, high);
+  RCUDA_CHECK(!t.is_view(), ValueError,
+              "uniform_: in-place changes of a view are not recorded by autograd (the tensor it "
+              "views would not see them); use the out-of-place op");
+  auto node = make_node<autograd::FillBackward>(t);
+  below_autograd([&] { return ops::uniform_(t, low, high); });
+  set_history(t, node);
+  return t;
+}
+
+const Tensor& normal_(const Tensor& t, double mean, double std) {
+  autograd::check_inplace("normal_", t);
+  if (!should_record(t)) return ops::normal_(t, mean, std);
+  RCUDA_CHECK(!t.is_view(), ValueError,
+              "normal_: in-place changes of a view are not recorded by autograd (the tensor it "
+              "views would not see them); use the out-of-place op");
+  auto node = make_node<autograd::FillBackward>(t);
+  below_autograd([&] { return ops::normal_(t, mean, std); });
+  set_history(t, node);
+  return t;
+}
+
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
   autograd::check_inplace("fill_", t);
   if (!should_record(t)) return ops::fill_(t, value);

@@ -203,6 +203,14 @@ TEST(AutogradErrors, InPlaceOnALeafAndRequiresGradOnIntegers) {
                        "only floating point tensors can require gradients"));
   Tensor h = mul(x, 1.0);
   EXPECT_THROW(h.requires_grad_(false), ValueError);
+  // Random fills are in-place writes too: refused on the leaf, recorded (no gradient flows
+  // back through the overwritten values) on a non-leaf.
+  EXPECT_TRUE(contains(error_message([&] { uniform_(x); }), "uniform_: a leaf tensor"));
+  EXPECT_TRUE(contains(error_message([&] { normal_(x); }), "normal_: a leaf tensor"));
+  Tensor k = mul(x, 2.0);
+  normal_(k);
+  autograd::backward(sum(mul(k, x)));  // x's gradient is k's new values only
+  EXPECT_TRUE(all_close(to_doubles(x.grad()), to_doubles(k), 1e-12));
 }
 
 TEST(AutogradInPlace, AddAndMulInPlaceRecord) {

@@ -109,14 +109,16 @@ using ops::full_like;
 using ops::linspace;
 using ops::manual_seed;
 using ops::normal;
-using ops::normal_;
+// In place: refused on a leaf that requires grad while grad mode is on (as torch; initialise
+// parameters under NoGradGuard, as rcuda::nn::init does).
+const Tensor& normal_(const Tensor& t, double mean = 0, double std = 1);
 using ops::ones;
 using ops::ones_like;
 using ops::rand;
 using ops::randint;
 using ops::randn;
 using ops::scalar_tensor;
-using ops::uniform_;
+const Tensor& uniform_(const Tensor& t, double low = 0, double high = 1);
 using ops::zeros;
 using ops::zeros_like;
 const Tensor& fill_(const Tensor& t, const Scalar& value);
