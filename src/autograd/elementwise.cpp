@@ -237,9 +237,7 @@ const Tensor& record_inplace(const char* op, BinaryOp kind, const Tensor& self, 
                              Forward forward, Configure configure) {
   autograd::check_inplace(op, self);
   if (!should_record(self, other)) return forward();
-  RCUDA_CHECK(!self.is_view(), ValueError, op,
-              ": in-place changes of a view are not recorded by autograd (the tensor it views "
-              "would not see them); use the out-of-place op");
+  autograd::check_not_view(op, self);
   auto node = make_node<BinaryBackward>(self, other);
   node->op = kind;
   configure(*node);

@@ -12,9 +12,7 @@ const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, cons
   autograd::check_inplace("index_put_", self);
   if (!autograd::should_record(self, values))
     return ops::index_put_(self, indices, values, accumulate);
-  RCUDA_CHECK(!self.is_view(), ValueError,
-              "index_put_: in-place changes of a view are not recorded by autograd (the tensor it "
-              "views would not see them); index the tensor itself");
+  autograd::check_not_view("index_put_", self, "index the tensor itself");
   const Tensor positions =
       autograd::below_autograd([&] { return ops::index_put_positions(self, indices, values); });
   auto node = autograd::make_node<autograd::IndexPutBackward>(self, values);

@@ -101,4 +101,11 @@ void check_inplace(const char* op, const Tensor& self) {
               "is on (wrap the update in NoGradGuard, or use an out-of-place op)");
 }
 
+void check_not_view(const char* op, const Tensor& self, const char* advice) {
+  RCUDA_CHECK(!self.is_view(), ValueError, op,
+              ": in-place changes of a view are not recorded by autograd (the tensor it views "
+              "would not see them); ",
+              advice);
+}
+
 }  // namespace rcuda::autograd

@@ -71,51 +71,42 @@ Tensor to(const Tensor& t, Device device, DType dtype) {
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   autograd::check_inplace("copy_", dst);
   if (!should_record(dst, src)) return ops::copy_(dst, src);
-  RCUDA_CHECK(!dst.is_view(), ValueError,
-              "copy_: in-place changes of a view are not recorded by autograd (the tensor it "
-              "views would not see them); use the out-of-place op");
+  autograd::check_not_view("copy_", dst);
   auto node = make_node<autograd::CopyBackward>(dst, src);
   below_autograd([&] { return ops::copy_(dst, src); });
   set_history(dst, node);
   return dst;
 }
 
-// Random fills overwrite every element: a tensor that records (not a leaf) would need a node
-// like fill_'s; refused the same way for leaves, and for views.
-const Tensor& uniform_(const Tensor& t, double low, double high) {
-  autograd::check_inplace("uniform_", t);
-  if (!should_record(t)) return ops::uniform_(t, low, high);
-  RCUDA_CHECK(!t.is_view(), ValueError,
-              "uniform_: in-place changes of a view are not recorded by autograd (the tensor it "
-              "views would not see them); use the out-of-place op");
+namespace {
+
+// fill_, uniform_, normal_: every element overwritten, so no gradient flows to the old values;
+// the tensor takes a FillBackward into its history (refused for leaves and views as copy_).
+template <typename Forward>
+const Tensor& record_overwrite(const char* op, const Tensor& t, Forward forward) {
+  autograd::check_inplace(op, t);
+  if (!should_record(t)) return forward();
+  autograd::check_not_view(op, t);
   auto node = make_node<autograd::FillBackward>(t);
-  below_autograd([&] { return ops::uniform_(t, low, high); });
+  below_autograd(forward);
   set_history(t, node);
   return t;
+}
+
+}  // namespace
+
+const Tensor& uniform_(const Tensor& t, double low, double high) {
+  return record_overwrite("uniform_", t,
+                          [&]() -> const Tensor& { return ops::uniform_(t, low, high); });
 }
 
 const Tensor& normal_(const Tensor& t, double mean, double std) {
-  autograd::check_inplace("normal_", t);
-  if (!should_record(t)) return ops::normal_(t, mean, std);
-  RCUDA_CHECK(!t.is_view(), ValueError,
-              "normal_: in-place changes of a view are not recorded by autograd (the tensor it "
-              "views would not see them); use the out-of-place op");
-  auto node = make_node<autograd::FillBackward>(t);
-  below_autograd([&] { return ops::normal_(t, mean, std); });
-  set_history(t, node);
-  return t;
+  return record_overwrite("normal_", t,
+                          [&]() -> const Tensor& { return ops::normal_(t, mean, std); });
 }
 
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
-  autograd::check_inplace("fill_", t);
-  if (!should_record(t)) return ops::fill_(t, value);
-  RCUDA_CHECK(!t.is_view(), ValueError,
-              "fill_: in-place changes of a view are not recorded by autograd (the tensor it "
-              "views would not see them); use the out-of-place op");
-  auto node = make_node<autograd::FillBackward>(t);
-  below_autograd([&] { return ops::fill_(t, value); });
-  set_history(t, node);
-  return t;
+  return record_overwrite("fill_", t, [&]() -> const Tensor& { return ops::fill_(t, value); });
 }
 
 }  // namespace rcuda

@@ -67,5 +67,9 @@ void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t 
 // Checks before an in-place op records: a leaf that requires grad cannot be changed in place
 // while grad mode is on, and a view cannot take a history (its base would not see it).
 void check_inplace(const char* op, const Tensor& self);
+// The second of those refusals, for an in-place op that must record: ValueError naming op
+// when self is a view, ending with `advice`.
+void check_not_view(const char* op, const Tensor& self,
+                    const char* advice = "use the out-of-place op");
 
 }  // namespace rcuda::autograd
