@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libopenblas-openmp-dev          # CPU GEMM; the OpenMP build shares threads with our loops
+  libdnnl-dev                     # oneDNN: convolution, pooling, normalisation, RNN on the CPU
+  dataset-fashion-mnist           # the main job's data (/usr/share/datasets/fashion-mnist)
   libgtest-dev libgmock-dev       # C++ tests
   libbenchmark-dev                # benchmarks
   nlohmann-json3-dev libcli11-dev libfmt-dev
@@ -15,11 +17,40 @@ packages=(
   libcpp-httplib-dev prometheus python3-jsonschema curl  # rcuda CLI: exporter, promtool, checks
 )
 
+# cudnn-frontend (NVIDIA's header-only C++ graph API over cuDNN, MIT) is not packaged by Debian;
+# PyPI's nvidia-cudnn-frontend wheel carries its headers. They are unpacked into
+# third_party/cudnn-frontend (git-ignored); nothing is installed. Only CUDA builds need them.
+root=$(cd "$(dirname "$0")/.." && pwd)
+cudnn_frontend_version=1.32.0
+fetch_cudnn_frontend() {
+  local dest="$root/third_party/cudnn-frontend"
+  [ -f "$dest/include/cudnn_frontend.h" ] && return 0
+  command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || return 0
+  local tmp
+  tmp=$(mktemp -d)
+  echo "install-deps: fetching cudnn-frontend $cudnn_frontend_version headers into $dest"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" \
+    "nvidia-cudnn-frontend==$cudnn_frontend_version" >/dev/null
+  mkdir -p "$dest"
+  python3 - "$tmp" "$dest" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith("include/") or name.endswith("LICENSE.txt"):
+            z.extract(name, sys.argv[2])
+PY
+  rm -rf "$tmp"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  fetch_cudnn_frontend
+  exit 0
+fi
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -27,3 +58,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fetch_cudnn_frontend
