@@ -3,7 +3,8 @@
 // Adam (zero_grad, forward, cross-entropy, backward, step). Prints `name: value` lines:
 // the step time as the anchors measure it (CUDA events over chunks of steps, median; host
 // time on the CPU), the host time per step, and how far rcuda's loss curve is from PyTorch's.
-//   bench_train DIR [--device cuda|cpu] [--steps 200]
+//   bench_train DIR [--device cuda|cpu] [--steps 200] [--profile-steps N]
+// --profile-steps runs N more steps at the end, for a sampling profiler to look at.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -113,15 +114,16 @@ double host_us(Device device, const std::function<void()>& step, int n) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_train DIR [--device cuda|cpu] [--steps N]\n");
+    std::fprintf(stderr, "usage: bench_train DIR [--device cuda|cpu] [--steps N] [--profile-steps N]\n");
     return 2;
   }
   const std::string dir = argv[1];
   std::string device_name = "cuda";
-  int steps = 200;
+  int steps = 200, profile_steps = 0;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0) device_name = argv[i + 1];
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--profile-steps") == 0) profile_steps = std::atoi(argv[i + 1]);
   }
   const Device device = Device::parse(device_name);
   const std::string tag = device.is_cuda() ? "cuda" : "cpu";
@@ -194,5 +196,7 @@ int main(int argc, char** argv) {
     const MemoryStats s = cuda::memory_stats(device.index);
     log("rcuda_mlp_b256_peak_allocated_MB", s.peak_allocated_bytes / 1e6);
   }
+  if (profile_steps > 0)
+    log("rcuda_mlp_b256_profiled_steps_" + tag + "_host_us", host_us(device, step, profile_steps));
   return 0;
 }

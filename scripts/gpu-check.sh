@@ -17,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/rcuda-gpu}
 mkdir -p "$OUT"
-[ -f .devdeps/device-env.sh ] && source .devdeps/device-env.sh
+if [ -f .devdeps/device-env.sh ]; then source .devdeps/device-env.sh; elif [ -f .devdeps-lean/device-env.sh ]; then source .devdeps-lean/device-env.sh; fi
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build tests cli memcheck racecheck r bench)
