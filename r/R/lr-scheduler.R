@@ -301,7 +301,10 @@ lr_one_cycle <- lr_scheduler(
       if (self$cycle_momentum) groups[[i]] <- set_momentum(g, momentum, self$use_beta1)
     }
     if (self$cycle_momentum) self$optimizer$param_groups <- groups
-    lrs
+    # The last step (step = total_steps) is past the decay's end (total_steps - 1), where
+    # linear annealing goes below min_lr and can reach a negative lr, which PyTorch sets
+    # silently and optimizers here refuse: 0 instead.
+    pmax(lrs, 0)
   }
 )
 
