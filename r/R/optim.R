@@ -93,8 +93,8 @@ Optimizer <- R6::R6Class(
     },
     print = function(...) {
       n <- vapply(private$groups, function(g) length(g$params), integer(1))
-      cat("<", private$who, "> ", sum(n), " parameters in ", length(n), " param group",
-          if (length(n) != 1) "s", "\n", sep = "")
+      cat("<", private$who, "> ", sum(n), " parameter", if (sum(n) != 1) "s", " in ",
+          length(n), " param group", if (length(n) != 1) "s", "\n", sep = "")
       invisible(self)
     }
   ),
