@@ -6,6 +6,7 @@ OptimAdagrad <- R6::R6Class(
   "optim_adagrad",
   inherit = Optimizer,
   lock_objects = FALSE,
+  cloneable = FALSE,
   private = list(
     who = "optim_adagrad",
     check_group = function(group, index) {

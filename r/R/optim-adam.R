@@ -23,6 +23,7 @@ OptimAdam <- R6::R6Class(
   "optim_adam",
   inherit = Optimizer,
   lock_objects = FALSE,
+  cloneable = FALSE,
   private = list(
     who = "optim_adam",
     check_group = function(group, index) check_adam_group(group, index, private$who)
@@ -33,6 +34,7 @@ OptimAdamW <- R6::R6Class(
   "optim_adamw",
   inherit = Optimizer,
   lock_objects = FALSE,
+  cloneable = FALSE,
   private = list(
     who = "optim_adamw",
     check_group = function(group, index) check_adam_group(group, index, private$who)

@@ -5,6 +5,7 @@ OptimRMSprop <- R6::R6Class(
   "optim_rmsprop",
   inherit = Optimizer,
   lock_objects = FALSE,
+  cloneable = FALSE,
   private = list(
     who = "optim_rmsprop",
     check_group = function(group, index) {

@@ -5,6 +5,7 @@ OptimSGD <- R6::R6Class(
   "optim_sgd",
   inherit = Optimizer,
   lock_objects = FALSE,
+  cloneable = FALSE,
   private = list(
     who = "optim_sgd",
     check_group = function(group, index) {

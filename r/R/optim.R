@@ -17,9 +17,12 @@ is_optim_required <- function(x) inherits(x, "optim_required")
 #' @export
 is_optimizer <- function(x) inherits(x, "torch_optimizer")
 
+# Not cloneable (nor are its subclasses): a clone would share the engine's optimizer behind a
+# second, diverging param_groups list. Save and load a state_dict() instead.
 Optimizer <- R6::R6Class(
   "torch_optimizer",
   lock_objects = FALSE,
+  cloneable = FALSE,
   public = list(
     defaults = NULL,
     initialize = function(params, defaults) {

@@ -84,7 +84,8 @@ test_that("the optimizer classes and fields follow torch for R", {
                c("params", "lr", "momentum", "dampening", "weight_decay", "nesterov"))
   # A single tensor is one group of one parameter.
   expect_length(optim_sgd(p, lr = 1)$param_groups[[1]]$params, 1)
-  expect_output(print(opt), "optim_adam")
+  expect_output(print(opt), "<optim_adam> 1 parameter in 1 param group")
+  expect_null(opt$clone)
 })
 
 test_that("param groups keep their own options", {
