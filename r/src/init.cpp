@@ -65,6 +65,17 @@ SEXP rc_nonzero(SEXP x, SEXP as_list);
 SEXP rc_index_put(SEXP x, SEXP indices, SEXP value);
 SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value);
 SEXP rc_assign(SEXP dst, SEXP src);
+SEXP rc_optim_new(SEXP who, SEXP param_lists, SEXP option_lists);
+SEXP rc_optim_step(SEXP ptr);
+SEXP rc_optim_zero_grad(SEXP ptr, SEXP set_to_none);
+SEXP rc_optim_set_groups(SEXP ptr, SEXP param_lists, SEXP option_lists);
+SEXP rc_optim_add_group(SEXP ptr, SEXP params, SEXP options);
+SEXP rc_optim_state(SEXP ptr);
+SEXP rc_optim_load_state(SEXP ptr, SEXP param_ids, SEXP option_lists, SEXP state);
+SEXP rc_optim_set_grad(SEXP x, SEXP g);
+SEXP rc_optim_get_grad(SEXP x);
+SEXP rc_clip_grad_norm(SEXP params, SEXP max_norm, SEXP norm_type, SEXP error_if_nonfinite);
+SEXP rc_clip_grad_value(SEXP params, SEXP clip_value);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
@@ -126,6 +137,17 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_index_put", (DL_FUNC)&rc_index_put, 3},
     {"rc_masked_fill", (DL_FUNC)&rc_masked_fill, 3},
     {"rc_assign", (DL_FUNC)&rc_assign, 2},
+    {"rc_optim_new", (DL_FUNC)&rc_optim_new, 3},
+    {"rc_optim_step", (DL_FUNC)&rc_optim_step, 1},
+    {"rc_optim_zero_grad", (DL_FUNC)&rc_optim_zero_grad, 2},
+    {"rc_optim_set_groups", (DL_FUNC)&rc_optim_set_groups, 3},
+    {"rc_optim_add_group", (DL_FUNC)&rc_optim_add_group, 3},
+    {"rc_optim_state", (DL_FUNC)&rc_optim_state, 1},
+    {"rc_optim_load_state", (DL_FUNC)&rc_optim_load_state, 4},
+    {"rc_optim_set_grad", (DL_FUNC)&rc_optim_set_grad, 2},
+    {"rc_optim_get_grad", (DL_FUNC)&rc_optim_get_grad, 1},
+    {"rc_clip_grad_norm", (DL_FUNC)&rc_clip_grad_norm, 4},
+    {"rc_clip_grad_value", (DL_FUNC)&rc_clip_grad_value, 2},
     {nullptr, nullptr, 0}};
 
 void R_init_rcuda(DllInfo* dll) {
