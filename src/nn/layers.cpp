@@ -1,8 +1,8 @@
-// linear (the recording addmm/matmul), and dropout, layer_norm and embedding: each one node whose
-// forward and backward are fused primitives of rcuda/ops/nn.h (and index_select), so that a
-// training step runs a kernel or two for each. Nothing here reads a value back on the GPU; the
-// index_select of embedding's forward reads its bounds flag there (Note [Index bounds on the
-// GPU]), and its backward is an index_add_ that reads nothing.
+// linear, dropout, layer_norm and embedding: each one node whose forward and backward are fused
+// primitives of rcuda/ops (linear: one GEMM with the bias in its epilogue; its backward two
+// GEMMs and a column sum), so that a training step runs a kernel or two for each. Nothing here
+// reads a value back on the GPU; the index_select of embedding's forward reads its bounds flag
+// there (Note [Index bounds on the GPU]), and its backward is an index_add_ that reads nothing.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -10,7 +10,9 @@
 #include "nn_util.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/nn/layers.h"
+#include "rcuda/ops/linalg.h"
 #include "rcuda/ops/nn.h"
+#include "rcuda/ops/reduction.h"
 
 namespace rcuda::nn {
 
@@ -19,6 +21,26 @@ using detail::check_floating;
 using detail::check_same_device;
 
 namespace {
+
+// Inputs x [M,K], weight [N,K], bias [N]. The weight's gradient g^T x comes out as a fresh
+// contiguous [N,K] (not the transpose of a [K,N] product, which the gradient's owner would have
+// to copy), and nothing is computed for an input that needs no gradient (a network's input).
+struct LinearBackward final : autograd::Node {
+  SavedTensor x, weight;
+  const char* name() const override { return "LinearBackward"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override {
+    const Tensor& g = grads[0];
+    Tensor gx, gw, gb;
+    if (needs_input_grad(0)) gx = ops::mm(g, weight.unpack(*this));
+    if (needs_input_grad(1)) gw = ops::mm(g.t(), x.unpack(*this));
+    if (needs_input_grad(2)) gb = ops::sum(g, {0});
+    return {gx, gw, gb};
+  }
+  void release_saved() override {
+    x.release();
+    weight.release();
+  }
+};
 
 // Input x; the mask the forward drew.
 struct DropoutBackward final : autograd::Node {
@@ -91,11 +113,19 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                 " but input is ", dtype_name(x.dtype()));
     check_same_device(kOp, "bias", bias, "input", x);
   }
-  // One GEMM with the bias as its C operand; cuBLASLt's bias epilogue would save reading a
-  // broadcast bias (a later optimisation inside addmm, not here).
-  if (x.dim() == 2) return bias.defined() ? addmm(bias, x, weight.t()) : mm(x, weight.t());
-  const Tensor product = matmul(x, weight.t());
-  return bias.defined() ? add(product, bias) : product;
+  // Other ranks are the 2-D product of a recorded reshape: [..., K] as [-1, K].
+  if (x.dim() != 2) {
+    Shape out_shape = x.shape();
+    out_shape.back() = out_features;
+    return reshape(linear(reshape(x, {-1, in_features}), weight, bias), out_shape);
+  }
+  if (!autograd::should_record(x, weight, bias)) return ops::linear(x, weight, bias);
+  const Tensor out = autograd::below_autograd([&] { return ops::linear(x, weight, bias); });
+  auto node = autograd::make_node<LinearBackward>(x, weight, bias);
+  node->x = SavedTensor(x, SavedTensor::kInput);
+  node->weight = SavedTensor(weight, SavedTensor::kInput);
+  autograd::set_history(out, node);
+  return out;
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {

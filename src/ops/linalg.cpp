@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops_util.h"
+#include "rcuda/ops/copy.h"
 
 namespace rcuda::ops {
 namespace {
@@ -188,6 +189,24 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   const double beta_value = beta.to_double();
   if (beta_value != 0) backend_of(out).copy(out, input.expand(out_shape));
   batched_gemm(out, a, b, alpha.to_double(), beta_value);
+  return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_operands("linear", x, weight);
+  if (bias.defined()) {
+    ops::check_same_device("linear", {bias, x});
+    RCUDA_CHECK(bias.dtype() == x.dtype(), DTypeError, "linear: bias is ", dtype_name(bias.dtype()),
+                " but input is ", dtype_name(x.dtype()));
+  }
+  RCUDA_CHECK(x.dim() == 2 && weight.dim() == 2 && x.size(1) == weight.size(1), ShapeError,
+              "linear: expected x [M,K] and weight [N,K], got shapes ", shape_str(x.shape()),
+              " and ", shape_str(weight.shape()));
+  RCUDA_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), ShapeError,
+              "linear: expected bias [", weight.size(0), "], got shape ", shape_str(bias.shape()));
+  Tensor out = Tensor::empty({x.size(0), weight.size(0)}, x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  backend_of(out).linear(out, x, weight, bias.defined() ? contiguous(bias) : bias);
   return out;
 }
 

@@ -105,6 +105,26 @@ TEST(CudaNn, LinearDropoutAndTheirGradients) {
     };
     expect_cuda_matches_cpu(dropout, {random_tensor({40, 50}, dtype, 1, 2)}, 0, true);
   }
+  // Every floating dtype through the bias epilogue (contiguous output, aligned bias) and past it
+  // (a bias starting one element into its storage, a transposed weight and input, no bias).
+  for (DType dtype : floating_dtypes()) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const double tol = is_reduced_float(dtype) ? 2 * tolerance(dtype) : nn_tolerance(dtype);
+    const F linear = [](const TensorList& x) { return nn::linear(x[0], x[1], x[2]); };
+    const F unbiased = [](const TensorList& x) { return nn::linear(x[0], x[1]); };
+    const bool grads = !is_reduced_float(dtype);
+    expect_cuda_matches_cpu(linear,
+                            {random_tensor({33, 40}, dtype), random_tensor({24, 40}, dtype),
+                             random_tensor({24}, dtype)},
+                            tol, grads);
+    expect_cuda_matches_cpu(
+        [](const TensorList& x) { return nn::linear(x[0], x[1], x[2].narrow(0, 1, 24)); },
+        {transposed_copy(random_tensor({33, 40}, dtype)),
+         transposed_copy(random_tensor({24, 40}, dtype)), random_tensor({25}, dtype)},
+        tol, grads);
+    expect_cuda_matches_cpu(
+        unbiased, {random_tensor({5, 40}, dtype), random_tensor({7, 40}, dtype)}, tol, grads);
+  }
 }
 
 TEST(CudaNn, LayerNormAndEmbedding) {

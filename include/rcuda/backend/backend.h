@@ -126,6 +126,11 @@ class Backend {
   // old contents (NaN included).
   virtual void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
                     double beta) = 0;
+  // torch's linear: out [M,N] = x [M,K] @ weight [N,K]^T + bias [N], with bias undefined for
+  // none. x and weight any strides; bias contiguous; out contiguous; floating dtypes, all the
+  // same; K may be 0. The CUDA backend adds the bias in cuBLASLt's epilogue (one kernel).
+  virtual void linear(const Tensor& out, const Tensor& x, const Tensor& weight,
+                      const Tensor& bias) = 0;
   // out [M,N] (float32, float16 or bfloat16) = (scale_a * a) @ (scale_b * b) for float8 a [M,K]
   // row-major and b [K,N] column-major (the layouts cuBLASLt's fp8 kernels read, Note [fp8
   // operand layouts] in src/ops/linalg.cpp), K and N multiples of 16, K > 0; scale_a and

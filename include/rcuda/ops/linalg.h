@@ -16,6 +16,10 @@ Tensor bmm(const Tensor& a, const Tensor& b);  // 3-D only, equal batch
 // beta * input + alpha * (a @ b); input broadcasts to the product's shape.
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1,
              const Scalar& alpha = 1);
+// torch's linear for 2-D x [M,K]: x @ weight^T + bias, weight [N,K], bias [N] or undefined; one
+// GEMM with the bias in its epilogue where the backend has one. Same floating dtype and device
+// for all (nn::linear checks and records; this is its forward).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 
 // torch._scaled_mm with per-tensor scales: (scale_a * a) @ (scale_b * b) in out_dtype
 // (bfloat16, float16 or float32), accumulated in float32. a [M,K] and b [K,N] are float8

@@ -34,6 +34,8 @@ class CpuBackend final : public Backend {
 
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
+  void linear(const Tensor& out, const Tensor& x, const Tensor& weight,
+              const Tensor& bias) override;
   void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& scale_a,
                    const Tensor& scale_b) override;
 

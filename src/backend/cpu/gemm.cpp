@@ -131,6 +131,13 @@ void check_blas_sizes(int64_t m, int64_t n, int64_t k) {
 
 }  // namespace
 
+void CpuBackend::linear(const Tensor& out, const Tensor& x, const Tensor& weight,
+                        const Tensor& bias) {
+  // OpenBLAS has no bias epilogue: the bias is the product's C operand.
+  if (bias.defined()) copy(out, bias.expand(out.shape()));
+  gemm(out.unsqueeze(0), x.unsqueeze(0), weight.t().unsqueeze(0), 1.0, bias.defined() ? 1.0 : 0.0);
+}
+
 void CpuBackend::gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
                       double beta) {
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);

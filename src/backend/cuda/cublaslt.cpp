@@ -13,16 +13,22 @@
 // For fp8 the same mapping turns cuBLASLt's "TN" requirement into a row-major a and a
 // column-major b (Note [fp8 operand layouts] in src/ops/linalg.cpp).
 //
-// Per call: descriptors are created (cheap host calls), the algorithm comes from a cache of
-// cublasLtMatmulAlgoGetHeuristic results keyed by everything the heuristic sees, and the
-// workspace the algorithm asks for (at most kMaxWorkspaceBytes) is a tensor from the
-// stream-ordered pool, so reusing it costs nothing and graph capture works.
+// Note [cuBLASLt plans]
+// A plan (the descriptors and the heuristic's algorithm) is built once per configuration, keyed
+// by everything the heuristic sees, and kept by the calling thread: a small product is
+// host-bound, and creating four descriptors and querying the heuristic cost more than the
+// product. Per call only the pointers (bias, fp8 scales) are set on the thread's own descriptor.
+// The heuristic's answers are also shared between threads (one query per configuration per
+// process). The workspace the algorithm asks for (at most kMaxWorkspaceBytes) is a tensor from
+// the stream-ordered pool, so reusing it costs nothing and graph capture works.
 #include "backend/cuda/cublaslt.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -155,6 +161,7 @@ struct LtProblem {
   const void* beta = nullptr;
   const void* scale_a = nullptr;  // fp8 only: device float32 scales of A and B
   const void* scale_b = nullptr;
+  const void* bias = nullptr;  // D's type, one per row of D (cuBLASLt's bias epilogue), or none
 };
 
 size_t type_size(cudaDataType_t type) {
@@ -187,9 +194,34 @@ struct CachedAlgo {
   size_t workspace_bytes;
 };
 
+// Everything the heuristic sees of a problem (its pointers only through their alignment).
+using ProblemKey = std::array<int64_t, 28>;
+
+ProblemKey problem_key(const LtProblem& p) {
+  ProblemKey key{
+      p.device,
+      p.compute,
+      p.scale_type,
+      p.batch,
+      alignment(p.a, p.batch),
+      alignment(p.b, p.batch),
+      alignment(p.d, p.batch),
+      p.scale_a != nullptr,
+      p.bias != nullptr,
+      p.bias != nullptr
+          ? alignment(LtMatrix{p.d.type, CUBLAS_OP_N, 0, 0, 1, 0, const_cast<void*>(p.bias)}, 1)
+          : 0};
+  size_t i = 10;
+  for (const LtMatrix* m : {&p.a, &p.b, &p.d})
+    for (int64_t v : {int64_t{m->type}, int64_t{m->op}, m->rows, m->cols, m->ld,
+                      p.batch > 1 ? m->batch_stride : 0})
+      key[i++] = v;
+  return key;
+}
+
 struct AlgoCache {
   std::mutex mutex;
-  std::map<std::vector<int64_t>, CachedAlgo> entries;
+  std::map<ProblemKey, CachedAlgo> entries;
 };
 
 AlgoCache& algo_cache() {
@@ -207,15 +239,10 @@ std::string describe(const LtProblem& p) {
 }
 
 // The heuristic's best algorithm for p, from the cache when p's configuration was seen before.
-CachedAlgo find_algo(const LtProblem& p, const MatmulDesc& desc, const MatrixLayout& a,
-                     const MatrixLayout& b, const MatrixLayout& d) {
-  const uint32_t align_a = alignment(p.a, p.batch), align_b = alignment(p.b, p.batch),
-                 align_d = alignment(p.d, p.batch);
-  std::vector<int64_t> key = {p.device, p.compute, p.scale_type, p.batch,
-                              align_a,  align_b,   align_d,      p.scale_a != nullptr};
-  for (const LtMatrix* m : {&p.a, &p.b, &p.d})
-    key.insert(key.end(),
-               {m->type, m->op, m->rows, m->cols, m->ld, p.batch > 1 ? m->batch_stride : 0});
+CachedAlgo find_algo(const LtProblem& p, const ProblemKey& key, const MatmulDesc& desc,
+                     const MatrixLayout& a, const MatrixLayout& b, const MatrixLayout& d) {
+  const uint32_t align_a = static_cast<uint32_t>(key[4]), align_b = static_cast<uint32_t>(key[5]),
+                 align_d = static_cast<uint32_t>(key[6]);
   AlgoCache& cache = algo_cache();
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
@@ -240,32 +267,65 @@ CachedAlgo find_algo(const LtProblem& p, const MatmulDesc& desc, const MatrixLay
   RCUDA_CUBLAS_CHECK(status);
   const CachedAlgo entry{result.algo, result.workspaceSize};
   std::lock_guard<std::mutex> lock(cache.mutex);
-  cache.entries.emplace(std::move(key), entry);
+  cache.entries.emplace(key, entry);
   return entry;
+}
+
+// Note [cuBLASLt plans]
+struct Plan {
+  Plan(const LtProblem& p, const ProblemKey& key)
+      : desc(p.compute, p.scale_type),
+        a(p.a.type, p.a.rows, p.a.cols, p.a.ld, p.batch, p.a.batch_stride),
+        b(p.b.type, p.b.rows, p.b.cols, p.b.ld, p.batch, p.b.batch_stride),
+        d(p.d.type, p.d.rows, p.d.cols, p.d.ld, p.batch, p.d.batch_stride) {
+    desc.set(CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.a.op));
+    desc.set(CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.b.op));
+    if (p.scale_a != nullptr) desc.set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // torch's
+    if (p.bias != nullptr) desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    // The heuristic sees the epilogue but not the pointers: set them to something first.
+    set_pointers(p);
+    algo = find_algo(p, key, desc, a, b, d);
+  }
+  void set_pointers(const LtProblem& p) {
+    if (p.scale_a != nullptr) {  // use_fast_accum=False above
+      desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.scale_a);
+      desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.scale_b);
+    }
+    if (p.bias != nullptr) desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias);
+  }
+  MatmulDesc desc;
+  MatrixLayout a, b, d;
+  CachedAlgo algo{};
+};
+
+// The calling thread's plan for p (built on first use; the cache is dropped whole when it
+// holds kMaxPlans, which only a program of ever-changing shapes reaches).
+Plan& plan_for(const LtProblem& p) {
+  constexpr size_t kMaxPlans = 1024;
+  thread_local std::map<ProblemKey, std::unique_ptr<Plan>> plans;
+  const ProblemKey key = problem_key(p);
+  const auto it = plans.find(key);
+  if (it != plans.end()) {
+    it->second->set_pointers(p);
+    return *it->second;
+  }
+  if (plans.size() >= kMaxPlans) plans.clear();
+  auto plan = std::make_unique<Plan>(p, key);
+  return *plans.emplace(key, std::move(plan)).first->second;
 }
 
 // Runs p with p.batch <= kMaxBatchCount.
 void run_chunk(const LtProblem& p) {
-  MatmulDesc desc(p.compute, p.scale_type);
-  desc.set(CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.a.op));
-  desc.set(CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.b.op));
-  if (p.scale_a != nullptr) {
-    desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.scale_a);
-    desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.scale_b);
-    desc.set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // torch's use_fast_accum=False
-  }
-  const MatrixLayout a(p.a.type, p.a.rows, p.a.cols, p.a.ld, p.batch, p.a.batch_stride);
-  const MatrixLayout b(p.b.type, p.b.rows, p.b.cols, p.b.ld, p.batch, p.b.batch_stride);
-  const MatrixLayout d(p.d.type, p.d.rows, p.d.cols, p.d.ld, p.batch, p.d.batch_stride);
-  const CachedAlgo algo = find_algo(p, desc, a, b, d);
+  Plan& plan = plan_for(p);
+  const CachedAlgo& algo = plan.algo;
   // Freed stream-ordered when this returns: the pool hands the same block to the next call.
   Tensor workspace;
   if (algo.workspace_bytes > 0)
     workspace = Tensor::empty({static_cast<int64_t>(algo.workspace_bytes)}, DType::UInt8,
                               Device(DeviceType::CUDA, p.device));
-  RCUDA_CUBLAS_CHECK(cublasLtMatmul(lt_handle(p.device), desc.get(), p.alpha, p.a.data, a.get(),
-                                    p.b.data, b.get(), p.beta, p.d.data, d.get(), p.d.data, d.get(),
-                                    &algo.algo,
+  RCUDA_CUBLAS_CHECK(cublasLtMatmul(lt_handle(p.device), plan.desc.get(), p.alpha, p.a.data,
+                                    plan.a.get(), p.b.data, plan.b.get(), p.beta, p.d.data,
+                                    plan.d.get(), p.d.data, plan.d.get(), &algo.algo,
                                     workspace.defined() ? workspace.data_ptr() : nullptr,
                                     algo.workspace_bytes, current_stream(p.device)));
 }
@@ -379,20 +439,12 @@ void scale_output(Backend& backend, const Tensor& out, double beta) {
   backend.binary(BinaryOp::Mul, out, out, factor.expand(out.shape()));
 }
 
-}  // namespace
-
-void CudaBackend::gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
-                       double beta) {
+// out = alpha a b + beta out through cublasLtMatmul; with `bias`, out must be a contiguous
+// [1,M,N] and bias [N] is added in the epilogue.
+void gemm_lt(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta,
+             const GemmTypes& types, const void* bias) {
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
-  const GemmTypes types = gemm_types(out.dtype());
-  if (batch == 0 || m == 0 || n == 0) return;
   const int device = out.device().index;
-  DeviceGuard guard(device);
-  if (k == 0) {
-    scale_output(*this, out, beta);
-    return;
-  }
-  check_sizes("gemm", m, n, k);
 
   const Tensor a_lt = lt_operand(a), b_lt = lt_operand(b);
   // The output needs a temporary when it is in neither layout (or one matrix repeated over the
@@ -424,8 +476,49 @@ void CudaBackend::gemm(const Tensor& out, const Tensor& a, const Tensor& b, doub
   const bool doubles = types.scale == CUDA_R_64F;
   p.alpha = doubles ? static_cast<const void*>(&alpha) : &alpha32;
   p.beta = doubles ? static_cast<const void*>(&beta) : &beta32;
+  RCUDA_CHECK(bias == nullptr || (direct && c_view.row_major && batch == 1), InternalError,
+              "linear: the bias epilogue needs a contiguous output");
+  p.bias = bias;
   lt_matmul(p);
   if (!direct) device_copy(out, c);
+}
+
+}  // namespace
+
+void CudaBackend::gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+                       double beta) {
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const GemmTypes types = gemm_types(out.dtype());
+  if (batch == 0 || m == 0 || n == 0) return;
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  if (k == 0) {
+    scale_output(*this, out, beta);
+    return;
+  }
+  check_sizes("gemm", m, n, k);
+  gemm_lt(out, a, b, alpha, beta, types, nullptr);
+}
+
+void CudaBackend::linear(const Tensor& out, const Tensor& x, const Tensor& weight,
+                         const Tensor& bias) {
+  const int64_t m = out.size(0), n = out.size(1), k = x.size(1);
+  const GemmTypes types = gemm_types(out.dtype());
+  if (m == 0 || n == 0) return;
+  const Tensor out3 = out.unsqueeze(0), x3 = x.unsqueeze(0), w3 = weight.t().unsqueeze(0);
+  // The epilogue adds one bias per row of cuBLASLt's D, which is a row-major out's column
+  // (Note [cuBLASLt row-major products]); float64 products have no epilogue in cuBLASLt.
+  const bool epilogue = bias.defined() && k > 0 && out.dtype() != DType::Float64 &&
+                        out.is_contiguous() && bias.is_contiguous() &&
+                        reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 == 0;
+  if (!epilogue) {
+    if (bias.defined()) copy(out, bias.expand(out.shape()));
+    gemm(out3, x3, w3, 1.0, bias.defined() ? 1.0 : 0.0);
+    return;
+  }
+  DeviceGuard guard(out.device().index);
+  check_sizes("linear", m, n, k);
+  gemm_lt(out3, x3, w3, 1.0, 0.0, types, bias.data_ptr());
 }
 
 // ---- float8 scaled products ----
