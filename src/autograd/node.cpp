@@ -65,8 +65,16 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   NoGradGuard no_grad;
   AutogradMeta& meta = leaf_.ensure_autograd_meta();
   if (!meta.grad.defined()) {
-    const bool sole_owner = g.use_count() == 1 && g.storage().use_count() == 1 && !g.is_view();
-    meta.grad = sole_owner && g.is_contiguous() ? g : ops::clone(g);
+    // The gradient is taken as it is when nothing else can see its memory and it fills that
+    // memory contiguously; a formula's output is often a view of a fresh tensor (a squeezed
+    // product, a sum), which a new non-view handle on the same storage stands in for.
+    const bool sole_owner = g.use_count() == 1 && g.storage().use_count() == 1;
+    const bool whole = g.is_contiguous() && g.storage()->nbytes() ==
+                                                static_cast<size_t>(g.numel()) * g.element_size();
+    if (sole_owner && whole)
+      meta.grad = g.is_view() ? g.alias() : g;
+    else
+      meta.grad = ops::clone(g);
   } else {
     ops::add_(meta.grad, g);
   }
