@@ -34,13 +34,13 @@ void take_data(const Tensor& t, const Tensor& moved) {
 extern "C" SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device) {
   RCUDA_BEGIN
   const std::optional<DType> want_dtype = dtype_arg(dtype);
-  const std::optional<Device> want_device =
-      Rf_isNull(device) ? std::nullopt : std::optional<Device>(device_arg(device));
+  const bool move = !Rf_isNull(device);
+  const Device target = move ? device_arg(device) : Device();
   NoGradGuard no_grad;
   for (R_xlen_t i = 0; i < Rf_xlength(tensors); ++i) {
     const Tensor& t = unwrap(VECTOR_ELT(tensors, i));
     const DType d = want_dtype && is_floating(t.dtype()) ? *want_dtype : t.dtype();
-    const Device dev = want_device.value_or(t.device());
+    const Device dev = move ? target : t.device();
     if (d == t.dtype() && dev == t.device()) continue;
     RCUDA_CHECK(t.is_leaf(), ValueError,
                 "nn_module$to: a parameter or buffer was produced by an op that recorded a "
