@@ -72,9 +72,9 @@ print.rcuda_grad_fn <- function(x, ...) {
 
 # ---- hooks --------------------------------------------------------------------------------------
 
-new_hook_handle <- function(switch_ptr) {
-  force(switch_ptr)  # the .Call that registers the hook
-  structure(list(remove = function() invisible(.Call(rc_remove_hook, switch_ptr))), class = "rcuda_hook")
+new_hook_handle <- function(handle) {
+  force(handle)  # the .Call that registers the hook
+  structure(list(remove = function() invisible(.Call(rc_remove_hook, handle))), class = "rcuda_hook")
 }
 
 #' @export

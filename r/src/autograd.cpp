@@ -9,9 +9,11 @@
 // turns an R error (or any other longjmp: an interrupt, a restart) into cpp11::unwind_exception.
 // That exception unwinds the engine's frames like any engine error, and RCUDA_END resumes the R
 // unwind once they are gone, so the error surfaces in R as the hook raised it. The R function
-// stays protected for as long as the engine keeps the hook (a shared cpp11::function). Hooks run
-// with grad mode off, as every part of backward; $remove() switches a hook off (the engine has
-// no call to take one out, so the switch is checked on every call).
+// stays protected until the hook is removed or the engine drops it. Hooks run with grad mode
+// off, as every part of backward. The engine has no call to take a hook out, so $remove()
+// empties the hook's state: the R function is released (a hook that refers to its own tensor
+// would otherwise keep both alive, R seeing no reference through the engine) and the engine's
+// call finds nothing to run.
 #include "rcuda/autograd.h"
 
 #include <memory>
@@ -86,12 +88,13 @@ const NodeRef& unwrap_node(SEXP x) {
 }
 
 // ---- hooks (Note [R hooks]) -------------------------------------------------------------------
-struct HookSwitch {
-  bool active = true;
+struct HookState {
+  std::unique_ptr<cpp11::function> callback;  // empty once removed
 };
+using HookRef = std::shared_ptr<HookState>;
 
-void finalize_switch(SEXP ptr) {
-  auto* s = static_cast<std::shared_ptr<HookSwitch>*>(R_ExternalPtrAddr(ptr));
+void finalize_hook_handle(SEXP ptr) {
+  auto* s = static_cast<HookRef*>(R_ExternalPtrAddr(ptr));
   if (s == nullptr) return;
   R_ClearExternalPtr(ptr);
   delete s;
@@ -200,17 +203,19 @@ extern "C" SEXP rc_retains_grad(SEXP x) {
 }
 
 // fn(grad) is an R function; a tensor it returns replaces the gradient (same shape, dtype and
-// device), anything else keeps it. Returns the switch that $remove() turns off.
+// device), anything else keeps it. Returns the handle that $remove() empties.
 extern "C" SEXP rc_register_hook(SEXP x, SEXP fn) {
   RCUDA_BEGIN
   RCUDA_CHECK(Rf_isFunction(fn), ValueError, "register_hook: hook must be a function, got an R ",
               Rf_type2char(TYPEOF(fn)));
   const Tensor& t = unwrap(x);
-  auto on = std::make_shared<HookSwitch>();
-  auto callback = std::make_shared<cpp11::function>(fn);
-  autograd::register_hook(t, [on, callback](const Tensor& grad) -> Tensor {
-    if (!on->active) return Tensor();
-    cpp11::sexp result = (*callback)(wrap(grad));  // Note [R hooks]
+  auto state = std::make_shared<HookState>();
+  state->callback = std::make_unique<cpp11::function>(fn);
+  autograd::register_hook(t, [state](const Tensor& grad) -> Tensor {
+    if (!state->callback) return Tensor();
+    // A copy: the hook may remove itself while it runs. Note [R hooks].
+    const cpp11::function callback = *state->callback;
+    cpp11::sexp result = callback(wrap(grad));
     if (!is_tensor(result) || is_undefined(result)) return Tensor();
     const Tensor& replaced = unwrap(result);
     RCUDA_CHECK(replaced.dtype() == grad.dtype() && replaced.device() == grad.device(), ValueError,
@@ -219,9 +224,8 @@ extern "C" SEXP rc_register_hook(SEXP x, SEXP fn) {
                 " for a gradient of dtype ", dtype_name(grad.dtype()), " on ", grad.device().str());
     return replaced;
   });
-  SEXP ptr =
-      PROTECT(R_MakeExternalPtr(new std::shared_ptr<HookSwitch>(on), R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(ptr, finalize_switch, TRUE);
+  SEXP ptr = PROTECT(R_MakeExternalPtr(new HookRef(state), R_NilValue, R_NilValue));
+  R_RegisterCFinalizerEx(ptr, finalize_hook_handle, TRUE);
   UNPROTECT(1);
   return ptr;
   RCUDA_END
@@ -229,9 +233,9 @@ extern "C" SEXP rc_register_hook(SEXP x, SEXP fn) {
 
 extern "C" SEXP rc_remove_hook(SEXP handle) {
   RCUDA_BEGIN
-  auto* s = static_cast<std::shared_ptr<HookSwitch>*>(R_ExternalPtrAddr(handle));
+  auto* s = static_cast<HookRef*>(R_ExternalPtrAddr(handle));
   RCUDA_CHECK(s != nullptr, ValueError, "remove: the hook handle was freed");
-  (*s)->active = false;
+  (*s)->callback.reset();
   return R_NilValue;
   RCUDA_END
 }

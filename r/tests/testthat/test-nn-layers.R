@@ -237,3 +237,25 @@ test_that("layers on CUDA match the CPU's", {
   expect_equal(as_array(nnf_softmax(dbl(xv, device = "cuda"), 2)), as_array(nnf_softmax(dbl(xv), 2)), tolerance = 1e-12)
   expect_error(emb(torch_tensor(c(0L, 11L), device = "cuda")), class = "rcuda_index_error")
 })
+
+test_that("layers take non-contiguous views, float32 and float64, and empty batches", {
+  m <- nn_linear(3, 2)
+  w <- as_array(m$weight)
+  b <- as_array(m$bias)
+  tv <- matrix(rnorm(12), 3, 4)  # its transpose is the [4, 3] input
+  xt <- torch_tensor(tv)$t()
+  expect_false(xt$is_contiguous())
+  expect_equal(as_array(m(xt)), t(tv) %*% t(w) + rep(b, each = 4), tolerance = 1e-5)
+  m64 <- nn_linear(3, 2)$to(dtype = torch_double())
+  x64 <- dbl(tv)$t()
+  expect_equal(as_array(m64(x64)), t(tv) %*% t(as_array(m64$weight)) + rep(as_array(m64$bias), each = 4))
+  empty <- m(torch_zeros(0, 3))
+  expect_equal(empty$shape, c(0L, 2L))
+  expect_equal(as_array(nnf_relu(dbl(tv)$t())), pmax(t(tv), 0))
+  ln <- nn_layer_norm(3)
+  expect_equal(as_array(ln(xt)), t(apply(tv, 2, function(r) (r - mean(r)) / sqrt(mean((r - mean(r))^2) + 1e-5))),
+               tolerance = 1e-5)
+  e <- nn_embedding(5, 2)
+  idx <- torch_tensor(matrix(c(1L, 2L, 3L, 4L, 5L, 1L), 2, 3))$t()
+  expect_equal(as_array(e(idx))[3, 2, ], as_array(e$weight)[1, ])
+})

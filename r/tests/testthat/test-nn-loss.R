@@ -189,3 +189,16 @@ test_that("losses on CUDA match the CPU's", {
   }
   expect_equal(run("cuda"), run("cpu"), tolerance = 1e-10)
 })
+
+test_that("losses take non-contiguous inputs, and an empty batch's mean is NaN", {
+  logits_t <- matrix(rnorm(12), 3, 4)  # classes along rows: its transpose is [4, 3]
+  x <- dbl(logits_t)$t()
+  expect_false(x$is_contiguous())
+  target <- sample.int(3, 4, replace = TRUE)
+  logp <- log_softmax_rows(t(logits_t))
+  expect_equal(as_array(nnf_cross_entropy(x, torch_tensor(target))), -mean(logp[cbind(1:4, target)]))
+  yv <- matrix(rnorm(12), 4, 3)
+  expect_equal(as_array(nnf_mse_loss(x, dbl(yv))), mean((t(logits_t) - yv)^2))
+  expect_true(is.nan(as_array(nnf_mse_loss(torch_zeros(0, 3), torch_zeros(0, 3)))))
+  expect_equal(as_array(nnf_mse_loss(torch_zeros(0, 3), torch_zeros(0, 3), reduction = "sum")), 0)
+})
