@@ -13,8 +13,10 @@
 #  - the module object the user holds: the instance's forward closure itself, with class
 #    c(<classnames>, "nn_module") and attribute "module" = self. Calling the module calls forward
 #    with no dispatch in between (it runs on every training step); `$` on it reaches self.
-# There is no `$` method for nn_Module, so reading a field costs R's failed S3 lookup for one
-# class and the environment lookup (about 0.5 us); a method would cost four times that.
+# There is no `$` method for nn_Module, so reading a field costs R's failed search for one
+# S3 method and the environment lookup: 1 to 1.5 us on the development VM, where nn_linear's
+# forward (two fields and one engine call) costs 4 us more than the bare .Call. An R `$` method
+# would add a closure call to every read; torch for R's R6 modules take two R methods per read.
 
 # ---- parameters and buffers -----------------------------------------------------------------
 

@@ -279,6 +279,9 @@ test_that("a generator checks its arguments as initialize does, missing() includ
   expect_error(nn_linear(2, 3, nonexistent = 1), "unused argument")
   make <- function(...) nn_linear(...)
   expect_equal(make(2, 4)$weight$shape, c(4L, 2L))
+  expect_equal(lapply(c(2, 3), nn_linear, 4)[[2]]$weight$shape, c(4L, 3L))
+  expect_equal(Map(nn_linear, c(2, 3), c(5, 6))[[2]]$weight$shape, c(6L, 3L))
+  expect_equal(do.call(nn_linear, list(out_features = 2, in_features = 7))$weight$shape, c(2L, 7L))
 })
 
 test_that("nn_sequential composes its modules and indexes them", {
