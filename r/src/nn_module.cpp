@@ -7,8 +7,9 @@
 // param.to(...)`: the tensor object (its TensorImpl) keeps its identity, its requires_grad flag,
 // its hooks and its leaf status, and takes the converted copy's storage, shape, strides and
 // dtype. So every R handle to a parameter, and anything holding the engine tensor (an optimizer
-// built before the move), sees the moved parameter. A gradient is converted with it. Graphs
-// recorded before the move keep their saved copies and stay as they were.
+// built before the move), sees the moved parameter. A gradient is converted with it. A graph
+// recorded before the move must not be run backward after it: its nodes recorded the old dtype
+// and device.
 #include "nn_glue.h"
 
 using namespace rcuda;
