@@ -19,8 +19,12 @@ rcuda_abort <- function(class, message) {
   ))
 }
 
-# Called from C++ (signal_error in handles.cpp) once the engine's frames are gone.
+# Called from C++ (signal_error in handles.cpp) once the engine's frames are gone. The engine's
+# advice names C++ spellings; R users read the R ones.
 engine_error <- function(kind, message) {
+  message <- gsub("NoGradGuard", "with_no_grad()", message, fixed = TRUE)
+  message <- gsub(" = true\\b", " = TRUE", message)
+  message <- gsub(" = false\\b", " = FALSE", message)
   class <- error_classes[kind]
   rcuda_abort(if (is.na(class)) "rcuda_error" else unname(class), message)
 }

@@ -1,6 +1,6 @@
 # Creating tensors, with torch for R's argument names: sizes as `...` (or one vector),
 # dtype = NULL for the default (float32; int64 for integer data), device = NULL for the CPU.
-# `requires_grad` is accepted for compatibility; autograd arrives in stage 2.
+# requires_grad = TRUE makes the new tensor a leaf that requires grad (floating dtypes only).
 
 # torch for R's resolve_size: torch_zeros(2, 3), torch_zeros(c(2, 3)), torch_zeros(size = c(2, 3)).
 resolve_size <- function(...) {
@@ -13,19 +13,23 @@ resolve_size <- function(...) {
   size
 }
 
-check_no_grad <- function(requires_grad) {
-  if (isTRUE(requires_grad)) value_error("requires_grad = TRUE needs autograd, which rcuda does not have yet")
+# The new tensor t, made to require grad when asked.
+with_requires_grad <- function(t, requires_grad) {
+  if (!identical(requires_grad, FALSE)) .Call(rc_set_requires_grad, t, requires_grad)
+  t
 }
 
 #' @export
 torch_tensor <- function(data, dtype = NULL, device = NULL, requires_grad = FALSE, pin_memory = FALSE) {
-  check_no_grad(requires_grad)
   if (is_torch_tensor(data)) {
-    return(.Call(rc_to, data, dtype_name(dtype), device_string(device)))
+    out <- .Call(rc_to, data, dtype_name(dtype), device_string(device))
+    # A leaf of its own: a copy without the source's history (as torch.tensor(t)).
+    if (!identical(requires_grad, FALSE)) out <- .Call(rc_copy, "clone", .Call(rc_detach, out))
+    return(with_requires_grad(out, requires_grad))
   }
   if (is.list(data)) value_error("torch_tensor: lists are not supported; use torch_stack() on tensors")
   if (is.factor(data)) data <- as.integer(data)
-  .Call(rc_from_r, data, dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_from_r, data, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
@@ -38,8 +42,7 @@ torch_scalar_tensor <- function(value, dtype = NULL, device = NULL, requires_gra
 as.gpu <- function(x) torch_tensor(x, device = "cuda")
 
 filled <- function(kind, size, value, dtype, device, requires_grad) {
-  check_no_grad(requires_grad)
-  .Call(rc_full, kind, size, value, dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_full, kind, size, value, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
@@ -64,21 +67,18 @@ torch_full <- function(size, fill_value, names = NULL, dtype = NULL, device = NU
 
 #' @export
 torch_randn <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  check_no_grad(requires_grad)
-  .Call(rc_random, "randn", resolve_size(...), dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_random, "randn", resolve_size(...), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
 torch_rand <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  check_no_grad(requires_grad)
-  .Call(rc_random, "rand", resolve_size(...), dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_random, "rand", resolve_size(...), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
 torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, device = NULL,
                           requires_grad = FALSE) {
-  check_no_grad(requires_grad)
-  .Call(rc_randint, low, high, size, dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_randint, low, high, size, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 # torch for R's end is inclusive: it nudges `end` by a float epsilon in the direction of
@@ -86,7 +86,6 @@ torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, devic
 # whole step (the default 1) give int64, so torch_arange(1L, 5L) counts in integers.
 #' @export
 torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  check_no_grad(requires_grad)
   if (step == 0) value_error("torch_arange: step must be nonzero")
   all_integer <- is.integer(start) && is.integer(end) && step == round(step)
   eps <- if (!is.null(dtype) && dtype_name(dtype) == "float64") .Machine$double.eps else 1.1920929e-07
@@ -100,19 +99,17 @@ torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requ
     end <- as.integer(end)
     step <- as.integer(step)
   }
-  .Call(rc_arange, start, end, step, dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_arange, start, end, step, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
 torch_linspace <- function(start, end, steps = 100, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  check_no_grad(requires_grad)
-  .Call(rc_linspace, start, end, steps, dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_linspace, start, end, steps, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
 torch_eye <- function(n, m = n, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  check_no_grad(requires_grad)
-  .Call(rc_eye, n, m, dtype_name(dtype), device_string(device))
+  with_requires_grad(.Call(rc_eye, n, m, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 # The *_like functions keep the input's dtype and device unless told otherwise.

@@ -39,8 +39,6 @@ tensor_fields$dtype <- function(self) new_dtype(.Call(rc_meta, self)[[2]])
 tensor_fields$device <- function(self) device_from_string(.Call(rc_meta, self)[[3]])
 tensor_fields$is_cuda <- function(self) startsWith(.Call(rc_meta, self)[[3]], "cuda")
 tensor_fields$ndim <- function(self) length(.Call(rc_shape, self))
-tensor_fields$requires_grad <- function(self) FALSE
-tensor_fields$grad <- function(self) NULL
 tensor_fields$ptr <- function(self) self
 
 #' @export

@@ -101,6 +101,7 @@ extern "C" SEXP rc_from_r(SEXP data, SEXP dtype, SEXP device) {
 // tensors give plain vectors; more dims give matrices and arrays.
 extern "C" SEXP rc_to_r(SEXP x) {
   RCUDA_BEGIN
+  NoGradGuard no_grad;  // reading values is no op of the graph (a tensor may require grad)
   Tensor t = unwrap(x);
   if (!t.device().is_cpu()) t = to(t, Device());
   const int type = is_floating(t.dtype()) ? REALSXP : t.dtype() == DType::Bool ? LGLSXP : INTSXP;
@@ -134,6 +135,7 @@ extern "C" SEXP rc_to_r(SEXP x) {
 // The value of a one-element tensor as an R scalar of the matching type.
 extern "C" SEXP rc_item(SEXP x) {
   RCUDA_BEGIN
+  NoGradGuard no_grad;
   const Tensor& t = unwrap(x);
   const Scalar v = item(t);
   if (is_floating(t.dtype())) return Rf_ScalarReal(v.to_double());

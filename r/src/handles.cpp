@@ -136,8 +136,15 @@ void account(const Tensor& t) {
 }  // namespace
 
 SEXP wrap(Tensor t) {
-  account(t);
-  SEXP ptr = PROTECT(make_handle(std::move(t)));
+  SEXP ptr;
+  if (t.defined()) {
+    account(t);
+    ptr = PROTECT(make_handle(std::move(t)));
+  } else {
+    // Note [Undefined tensors]: no storage to count or batch by; a handle of its own.
+    ptr = PROTECT(R_MakeExternalPtr(new Tensor(), R_NilValue, R_NilValue));
+    R_RegisterCFinalizerEx(ptr, finalize<Tensor>, TRUE);
+  }
   Rf_setAttrib(ptr, R_ClassSymbol, tensor_class());
   SET_S4_OBJECT(ptr);  // Note [Operator dispatch] in R/s4.R
   UNPROTECT(1);
@@ -152,7 +159,22 @@ const Tensor& unwrap(SEXP x) {
   auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(x));
   if (t == nullptr)
     throw ValueError("the tensor was freed (an external pointer saved and restored?)");
+  if (!t->defined())
+    throw ValueError(
+        "the tensor is undefined (as the $grad of a tensor that has no gradient yet); "
+        "check it with is_undefined_tensor()");
   return *t;
+}
+
+bool is_undefined(SEXP x) {
+  if (!is_tensor(x)) return false;
+  auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(x));
+  return t != nullptr && !t->defined();
+}
+
+Tensor optional_tensor(SEXP x) {
+  if (Rf_isNull(x) || is_undefined(x)) return Tensor();
+  return unwrap(x);
 }
 
 [[noreturn]] void signal_error(const char* kind, const char* message) {

@@ -76,6 +76,46 @@ SEXP rc_optim_set_grad(SEXP x, SEXP g);
 SEXP rc_optim_get_grad(SEXP x);
 SEXP rc_clip_grad_norm(SEXP params, SEXP max_norm, SEXP norm_type, SEXP error_if_nonfinite);
 SEXP rc_clip_grad_value(SEXP params, SEXP clip_value);
+// autograd.cpp, nn.cpp, nn_init.cpp, nn_module.cpp
+SEXP rc_requires_grad(SEXP x);
+SEXP rc_set_requires_grad(SEXP x, SEXP flag);
+SEXP rc_is_leaf(SEXP x);
+SEXP rc_is_undefined(SEXP x);
+SEXP rc_grad(SEXP x);
+SEXP rc_set_grad(SEXP x, SEXP value);
+SEXP rc_grad_fn(SEXP x);
+SEXP rc_grad_fn_name(SEXP node);
+SEXP rc_grad_fn_next(SEXP node);
+SEXP rc_detach(SEXP x);
+SEXP rc_detach_(SEXP x);
+SEXP rc_retain_grad(SEXP x);
+SEXP rc_retains_grad(SEXP x);
+SEXP rc_register_hook(SEXP x, SEXP fn);
+SEXP rc_remove_hook(SEXP handle);
+SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph);
+SEXP rc_autograd_grad(SEXP outputs, SEXP inputs, SEXP grad_outputs, SEXP retain_graph,
+                      SEXP allow_unused);
+SEXP rc_grad_mode(SEXP enabled);
+SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value);
+SEXP rc_tensor_ids(SEXP tensors);
+SEXP rc_nn_linear(SEXP x, SEXP weight, SEXP bias);
+SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
+SEXP rc_nn_dropout(SEXP x, SEXP p, SEXP training);
+SEXP rc_nn_layer_norm(SEXP x, SEXP normalized_shape, SEXP weight, SEXP bias, SEXP eps);
+SEXP rc_nn_embedding(SEXP indices, SEXP weight, SEXP padding_idx);
+SEXP rc_nn_regression_loss(SEXP kind, SEXP input, SEXP target, SEXP reduction, SEXP param);
+SEXP rc_nn_nll_loss(SEXP input, SEXP target, SEXP weight, SEXP ignore_index, SEXP reduction);
+SEXP rc_nn_cross_entropy(SEXP input, SEXP target, SEXP weight, SEXP ignore_index, SEXP reduction,
+                         SEXP label_smoothing);
+SEXP rc_nn_bce(SEXP input, SEXP target, SEXP weight, SEXP reduction);
+SEXP rc_nn_bce_with_logits(SEXP input, SEXP target, SEXP weight, SEXP reduction, SEXP pos_weight);
+SEXP rc_nn_kl_div(SEXP input, SEXP target, SEXP reduction, SEXP log_target);
+SEXP rc_nn_init(SEXP kind, SEXP x, SEXP args);
+SEXP rc_nn_calculate_gain(SEXP nonlinearity, SEXP param);
+SEXP rc_nn_fans(SEXP x);
+SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device);
+SEXP rc_zero_grad(SEXP tensors, SEXP set_to_none);
+SEXP rc_copy_all(SEXP dst, SEXP src);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
@@ -148,6 +188,43 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_optim_get_grad", (DL_FUNC)&rc_optim_get_grad, 1},
     {"rc_clip_grad_norm", (DL_FUNC)&rc_clip_grad_norm, 4},
     {"rc_clip_grad_value", (DL_FUNC)&rc_clip_grad_value, 2},
+    {"rc_requires_grad", (DL_FUNC)&rc_requires_grad, 1},
+    {"rc_set_requires_grad", (DL_FUNC)&rc_set_requires_grad, 2},
+    {"rc_is_leaf", (DL_FUNC)&rc_is_leaf, 1},
+    {"rc_is_undefined", (DL_FUNC)&rc_is_undefined, 1},
+    {"rc_grad", (DL_FUNC)&rc_grad, 1},
+    {"rc_set_grad", (DL_FUNC)&rc_set_grad, 2},
+    {"rc_grad_fn", (DL_FUNC)&rc_grad_fn, 1},
+    {"rc_grad_fn_name", (DL_FUNC)&rc_grad_fn_name, 1},
+    {"rc_grad_fn_next", (DL_FUNC)&rc_grad_fn_next, 1},
+    {"rc_detach", (DL_FUNC)&rc_detach, 1},
+    {"rc_detach_", (DL_FUNC)&rc_detach_, 1},
+    {"rc_retain_grad", (DL_FUNC)&rc_retain_grad, 1},
+    {"rc_retains_grad", (DL_FUNC)&rc_retains_grad, 1},
+    {"rc_register_hook", (DL_FUNC)&rc_register_hook, 2},
+    {"rc_remove_hook", (DL_FUNC)&rc_remove_hook, 1},
+    {"rc_backward", (DL_FUNC)&rc_backward, 3},
+    {"rc_autograd_grad", (DL_FUNC)&rc_autograd_grad, 5},
+    {"rc_grad_mode", (DL_FUNC)&rc_grad_mode, 1},
+    {"rc_marked_handle", (DL_FUNC)&rc_marked_handle, 3},
+    {"rc_tensor_ids", (DL_FUNC)&rc_tensor_ids, 1},
+    {"rc_nn_linear", (DL_FUNC)&rc_nn_linear, 3},
+    {"rc_nn_activation", (DL_FUNC)&rc_nn_activation, 5},
+    {"rc_nn_dropout", (DL_FUNC)&rc_nn_dropout, 3},
+    {"rc_nn_layer_norm", (DL_FUNC)&rc_nn_layer_norm, 5},
+    {"rc_nn_embedding", (DL_FUNC)&rc_nn_embedding, 3},
+    {"rc_nn_regression_loss", (DL_FUNC)&rc_nn_regression_loss, 5},
+    {"rc_nn_nll_loss", (DL_FUNC)&rc_nn_nll_loss, 5},
+    {"rc_nn_cross_entropy", (DL_FUNC)&rc_nn_cross_entropy, 6},
+    {"rc_nn_bce", (DL_FUNC)&rc_nn_bce, 4},
+    {"rc_nn_bce_with_logits", (DL_FUNC)&rc_nn_bce_with_logits, 5},
+    {"rc_nn_kl_div", (DL_FUNC)&rc_nn_kl_div, 4},
+    {"rc_nn_init", (DL_FUNC)&rc_nn_init, 3},
+    {"rc_nn_calculate_gain", (DL_FUNC)&rc_nn_calculate_gain, 2},
+    {"rc_nn_fans", (DL_FUNC)&rc_nn_fans, 1},
+    {"rc_module_to", (DL_FUNC)&rc_module_to, 3},
+    {"rc_zero_grad", (DL_FUNC)&rc_zero_grad, 2},
+    {"rc_copy_all", (DL_FUNC)&rc_copy_all, 2},
     {nullptr, nullptr, 0}};
 
 void R_init_rcuda(DllInfo* dll) {

@@ -120,6 +120,7 @@ std::string type_name(const Tensor& t) {
 // list(body, footer): the values as lines of text, and "[ CPUFloatType{2,3} ]".
 extern "C" SEXP rc_format(SEXP x) {
   RCUDA_BEGIN
+  NoGradGuard no_grad;
   const Tensor& t = unwrap(x);
   Tensor d = contiguous(to(t, Device(), DType::Float64));
   const double* v = d.data<double>();

@@ -26,8 +26,14 @@ namespace rcuda::r {
 // drops the handle when R collects it.
 SEXP wrap(Tensor t);
 // The tensor behind an rcuda_tensor; ValueError for anything else.
+// Note [Undefined tensors]: an rcuda_tensor may hold an undefined tensor (what $grad returns
+// before any backward, as torch for R's), which prints as such and which unwrap() refuses with
+// a ValueError, so that no method reaches the engine with it.
 const Tensor& unwrap(SEXP x);
 bool is_tensor(SEXP x);
+bool is_undefined(SEXP x);
+// NULL or an undefined tensor as Tensor() (an optional argument: bias = NULL), else unwrap(x).
+Tensor optional_tensor(SEXP x);
 
 // An R vector or array as a tensor (convert.cpp; Note [R layout]).
 Tensor from_r(SEXP data, std::optional<DType> dtype, Device device);

@@ -9,7 +9,7 @@ args <- c(
   data = "an R vector, matrix or array (double, integer or logical), or a tensor.",
   dtype = "a dtype such as \\code{torch_float()}; \\code{NULL} for the default.",
   device = "a device: \\code{torch_device()} or a string such as \\code{\"cuda:0\"}; \\code{NULL} for the CPU (or the input's device).",
-  requires_grad = "must be \\code{FALSE}: autograd is not available yet.",
+  requires_grad = "make the new tensor a leaf that requires grad (floating dtypes only).",
   pin_memory = "ignored (accepted for compatibility).",
   "..." = "sizes, as separate numbers or one vector.",
   names = "ignored (named tensors are not supported).",

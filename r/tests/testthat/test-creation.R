@@ -49,7 +49,8 @@ test_that("*_like keeps shape, dtype and device", {
   expect_true(torch_zeros_like(x, dtype = torch_int())$dtype == torch_int())
 })
 
-test_that("negative sizes and requires_grad are refused clearly", {
+test_that("negative sizes, and requires_grad on integer dtypes, are refused clearly", {
   expect_error(torch_zeros(-1), class = "rcuda_shape_error")
-  expect_error(torch_zeros(2, requires_grad = TRUE), class = "rcuda_value_error")
+  expect_error(torch_zeros(2, dtype = torch_long(), requires_grad = TRUE), class = "rcuda_dtype_error")
+  expect_error(torch_randint(0, 3, 4, requires_grad = TRUE), "floating", class = "rcuda_dtype_error")
 })

@@ -1,0 +1,92 @@
+# Activation modules: each forward is its nnf_* function with the module's settings.
+
+#' @export
+nn_relu <- nn_module(
+  "nn_relu",
+  initialize = function(inplace = FALSE) self$inplace <- inplace,
+  forward = function(input) nnf_relu(input, self$inplace)
+)
+
+#' @export
+nn_leaky_relu <- nn_module(
+  "nn_leaky_relu",
+  initialize = function(negative_slope = 0.01, inplace = FALSE) {
+    self$negative_slope <- negative_slope
+    self$inplace <- inplace
+  },
+  forward = function(input) nnf_leaky_relu(input, self$negative_slope, self$inplace)
+)
+
+#' @export
+nn_elu <- nn_module(
+  "nn_elu",
+  initialize = function(alpha = 1, inplace = FALSE) {
+    self$alpha <- alpha
+    self$inplace <- inplace
+  },
+  forward = function(input) nnf_elu(input, self$alpha, self$inplace)
+)
+
+#' @export
+nn_gelu <- nn_module(
+  "nn_gelu",
+  initialize = function(approximate = "none") self$approximate <- approximate,
+  forward = function(input) nnf_gelu(input, self$approximate)
+)
+
+#' @export
+nn_silu <- nn_module(
+  "nn_silu",
+  initialize = function(inplace = FALSE) self$inplace <- inplace,
+  forward = function(input) nnf_silu(input, self$inplace)
+)
+
+#' @export
+nn_softplus <- nn_module(
+  "nn_softplus",
+  initialize = function(beta = 1, threshold = 20) {
+    self$beta <- beta
+    self$threshold <- threshold
+  },
+  forward = function(input) nnf_softplus(input, self$beta, self$threshold)
+)
+
+#' @export
+nn_sigmoid <- nn_module(
+  "nn_sigmoid",
+  initialize = function() {},
+  forward = function(input) nnf_sigmoid(input)
+)
+
+#' @export
+nn_tanh <- nn_module(
+  "nn_tanh",
+  initialize = function() {},
+  forward = function(input) nnf_tanh(input)
+)
+
+#' @export
+nn_hardtanh <- nn_module(
+  "nn_hardtanh",
+  initialize = function(min_val = -1, max_val = 1, inplace = FALSE) {
+    if (min_val > max_val) value_error("nn_hardtanh: min_val (", min_val, ") must not exceed max_val (", max_val, ")")
+    self$min_val <- min_val
+    self$max_val <- max_val
+    self$inplace <- inplace
+  },
+  forward = function(input) nnf_hardtanh(input, self$min_val, self$max_val, self$inplace)
+)
+
+#' @export
+nn_softmax <- nn_module(
+  "nn_softmax",
+  initialize = function(dim) self$dim <- dim,
+  forward = function(input) nnf_softmax(input, self$dim)
+)
+
+#' @export
+nn_log_softmax <- nn_module(
+  "nn_log_softmax",
+  initialize = function(dim) self$dim <- dim,
+  forward = function(input) nnf_log_softmax(input, self$dim)
+)

@@ -1,0 +1,91 @@
+# Containers of modules: nn_sequential(), nn_module_list(), nn_module_dict(). Children are named
+# "0", "1", ... (0-based, as PyTorch's, so that state dict keys such as "0.weight" match), unless
+# given names.
+
+check_module_arg <- function(fn, what, value) {
+  if (!is_nn_module(value)) value_error(fn, ": ", what, " must be an nn_module, got ", describe(value))
+}
+
+#' @export
+nn_sequential <- nn_module(
+  "nn_sequential",
+  initialize = function(...) {
+    modules <- list(...)
+    labels <- names(modules)
+    for (i in seq_along(modules)) {
+      check_module_arg("nn_sequential", paste0("argument ", i), modules[[i]])
+      name <- if (is.null(labels) || labels[i] == "") as.character(i - 1) else labels[i]
+      self$add_module(name, modules[[i]])
+    }
+  },
+  forward = function(input) {
+    for (module in .subset2(self, ".__nn__")$modules) {
+      if (!is.null(module)) input <- module(input)
+    }
+    input
+  }
+)
+
+#' @export
+nn_module_list <- nn_module(
+  "nn_module_list",
+  initialize = function(modules = list()) {
+    for (module in modules) self$append(module)
+  },
+  append = function(module) {
+    check_module_arg("nn_module_list$append", "module", module)
+    self$add_module(length(module_registry(self)$modules), module)
+    invisible(module_object(self))
+  },
+  extend = function(modules) {
+    for (module in modules) self$append(module)
+    invisible(module_object(self))
+  },
+  insert = function(index, module) {
+    check_module_arg("nn_module_list$insert", "module", module)
+    state <- module_registry(self)
+    modules <- append(unname(state$modules), list(module), after = index - 1)
+    rm(list = names(state$modules), envir = self)
+    state$modules <- list()
+    for (m in modules) self$append(m)
+    invisible(module_object(self))
+  },
+  forward = function(...) value_error("nn_module_list has no forward(); call its modules")
+)
+
+#' @export
+nn_module_dict <- nn_module(
+  "nn_module_dict",
+  initialize = function(dict) {
+    if (length(dict) && (is.null(names(dict)) || any(names(dict) == ""))) {
+      value_error("nn_module_dict: every element of dict must be named")
+    }
+    for (name in names(dict)) {
+      check_module_arg("nn_module_dict", paste0("dict$", name), dict[[name]])
+      self$add_module(name, dict[[name]])
+    }
+  },
+  forward = function(...) value_error("nn_module_dict has no forward(); call its modules")
+)
+
+container_length <- function(x, ...) length(module_registry(attr(x, "module"))$modules)
+
+#' @export
+length.nn_sequential <- container_length
+
+#' @export
+length.nn_module_list <- container_length
+
+#' @export
+length.nn_module_dict <- container_length
+
+#' @export
+as.list.nn_module_list <- function(x, ...) unname(module_registry(attr(x, "module"))$modules)
+
+#' @export
+names.nn_module_dict <- function(x) names(module_registry(attr(x, "module"))$modules)
+
+#' @export
+`[.nn_sequential` <- function(x, i) {
+  do.call(nn_sequential, unname(module_registry(attr(x, "module"))$modules[i]))
+}
