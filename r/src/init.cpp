@@ -24,6 +24,7 @@ SEXP rc_cuda_current_device();
 SEXP rc_cuda_synchronize(SEXP device);
 SEXP rc_cuda_memory_stats(SEXP device);
 SEXP rc_cuda_empty_cache(SEXP device);
+SEXP rc_cuda_reset_peak_memory_stats(SEXP device);
 SEXP rc_init(SEXP fraction);
 SEXP rc_unload();
 SEXP rc_gc_state();
@@ -136,6 +137,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_cuda_synchronize", (DL_FUNC)&rc_cuda_synchronize, 1},
     {"rc_cuda_memory_stats", (DL_FUNC)&rc_cuda_memory_stats, 1},
     {"rc_cuda_empty_cache", (DL_FUNC)&rc_cuda_empty_cache, 1},
+    {"rc_cuda_reset_peak_memory_stats", (DL_FUNC)&rc_cuda_reset_peak_memory_stats, 1},
     {"rc_init", (DL_FUNC)&rc_init, 1},
     {"rc_unload", (DL_FUNC)&rc_unload, 0},
     {"rc_gc_state", (DL_FUNC)&rc_gc_state, 0},

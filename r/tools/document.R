@@ -53,7 +53,7 @@ topics <- list(
   cuda = list("CUDA devices and memory",
     c("cuda_is_available", "cuda_device_count", "cuda_current_device", "cuda_synchronize",
       "cuda_get_device_capability", "cuda_get_device_name", "cuda_runtime_version",
-      "cuda_memory_stats", "cuda_empty_cache", "backends_cudnn_is_available", "backends_cudnn_version",
+      "cuda_memory_stats", "cuda_reset_peak_memory_stats", "cuda_empty_cache", "backends_cudnn_is_available", "backends_cudnn_version",
       "cuda_doctor"),
     "They work without a GPU: counts are 0 and device-specific calls raise \\code{rcuda_device_error}. Tensors no longer referenced from R are freed by R's garbage collector; rcuda runs it when new GPU tensors pass \\code{getOption(\"rcuda.gc_threshold\", 0.25)} of device memory and when an allocation fails. \\code{backends_cudnn_version()} is the version of the cuDNN library found at run time, as a \\code{numeric_version} (an \\code{rcuda_device_error} where there is no GPU or no cuDNN). \\code{cuda_doctor()} runs the checks of \\code{rcuda doctor} and returns a data frame (id, title, status PASS/WARN/FAIL/SKIP, detail, fix, device) whose attributes \\code{system}, \\code{libraries} and \\code{devices} describe the machine."),
   math = list("Elementwise math",
