@@ -25,7 +25,7 @@ SEXP rc_cuda_synchronize(SEXP device);
 SEXP rc_cuda_memory_stats(SEXP device);
 SEXP rc_cuda_empty_cache(SEXP device);
 SEXP rc_cuda_reset_peak_memory_stats(SEXP device);
-SEXP rc_init(SEXP fraction);
+SEXP rc_init(SEXP fraction, SEXP live);
 SEXP rc_unload();
 SEXP rc_gc_state();
 SEXP rc_unary(SEXP op, SEXP x);
@@ -138,7 +138,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_cuda_memory_stats", (DL_FUNC)&rc_cuda_memory_stats, 1},
     {"rc_cuda_empty_cache", (DL_FUNC)&rc_cuda_empty_cache, 1},
     {"rc_cuda_reset_peak_memory_stats", (DL_FUNC)&rc_cuda_reset_peak_memory_stats, 1},
-    {"rc_init", (DL_FUNC)&rc_init, 1},
+    {"rc_init", (DL_FUNC)&rc_init, 2},
     {"rc_unload", (DL_FUNC)&rc_unload, 0},
     {"rc_gc_state", (DL_FUNC)&rc_gc_state, 0},
     {"rc_unary", (DL_FUNC)&rc_unary, 2},
