@@ -8,6 +8,9 @@ CPU only, no torch: numpy holds the bytes).
                                              was written (dtype, shape, row-major values).
   safetensors_python.py read FILE JSON        reads FILE with safetensors' own reader and writes
                                              its tensors (dtype, shape, values) and metadata.
+With a JSON path ending in .txt the same is written as text lines for R, which has no JSON
+reader of its own: "tensor<TAB>name<TAB>code<TAB>shape,...<TAB>value value ..." and
+"metadata<TAB>key<TAB>value".
 
 Values are decoded here from the raw bytes (bfloat16 and float8 by their bit layouts), so the
 test compares rcuda's reading and writing with an independent decoder. Exit status 0 on success.
@@ -105,8 +108,7 @@ def write(seed, path, json_path):
                           "values": decode(code, arr.tobytes())}
     metadata = {"format": "pt", "written_by": "safetensors " + safetensors.__version__}
     safetensors.serialize_file(specs, path, metadata=metadata)
-    with open(json_path, "w") as out:
-        json.dump({"tensors": expected, "metadata": metadata}, out)
+    dump({"tensors": expected, "metadata": metadata}, json_path)
 
 
 def read(path, json_path):
@@ -118,8 +120,20 @@ def read(path, json_path):
                          "values": decode(info["dtype"], info["data"])}
     with safetensors.safe_open(path, framework="numpy") as f:
         metadata = f.metadata() or {}
-    with open(json_path, "w") as out:
-        json.dump({"tensors": tensors, "metadata": metadata}, out)
+    dump({"tensors": tensors, "metadata": metadata}, json_path)
+
+
+def dump(result, path):
+    with open(path, "w") as out:
+        if not path.endswith(".txt"):
+            json.dump(result, out)
+            return
+        for name, t in result["tensors"].items():
+            values = " ".join(str(int(v)) if isinstance(v, bool) else repr(v) for v in t["values"])
+            shape = ",".join(str(s) for s in t["shape"])
+            out.write(f"tensor\t{name}\t{t['dtype']}\t{shape}\t{values}\n")
+        for key, value in result["metadata"].items():
+            out.write(f"metadata\t{key}\t{value}\n")
 
 
 if __name__ == "__main__":
