@@ -151,7 +151,7 @@ class Decoder {
     if (node.contains("tensor")) return decode_tensor(node);
     if (node.contains("null")) return R_NilValue;
     if (node.contains("list")) {
-      const json& items = node["list"];
+      const json& items = *node.find("list");
       if (!items.is_array()) bad("\"list\" is not an array");
       cpp11::writable::list out(static_cast<R_xlen_t>(items.size()));
       for (size_t i = 0; i < items.size(); ++i) out[static_cast<R_xlen_t>(i)] = decode(items[i]);
@@ -201,7 +201,7 @@ class Decoder {
 
   SEXP decode_atomic(const json& node) {
     const std::string type = node["type"].is_string() ? node["type"].get<std::string>() : "";
-    const json& values = node.value("values", json::array());
+    const json values = node.value("values", json::array());
     if (!values.is_array()) bad("\"values\" is not an array");
     const R_xlen_t n = static_cast<R_xlen_t>(values.size());
     const int sexp_type = type == "double"      ? REALSXP

@@ -61,7 +61,7 @@ TEST_F(SafetensorsTest, FileWrittenByPythonSafetensorsLoads) {
   ASSERT_EQ(back.tensors.size(), expected["tensors"].size());
   for (const auto& [name, t] : back.tensors) {
     ASSERT_TRUE(expected["tensors"].contains(name)) << name;
-    const nlohmann::json& e = expected["tensors"][name];
+    const nlohmann::json e = expected["tensors"][name];
     EXPECT_EQ(t.dtype(), rcuda_dtype_of(e["dtype"])) << name;
     EXPECT_EQ(t.shape(), e["shape"].get<Shape>()) << name;
     expect_values(t, e["values"], name);
@@ -89,7 +89,7 @@ TEST_F(SafetensorsTest, PythonSafetensorsReadsOurFiles) {
   ASSERT_EQ(seen["tensors"].size(), tensors.size());
   for (const auto& [name, t] : tensors) {
     ASSERT_TRUE(seen["tensors"].contains(name)) << name;
-    const nlohmann::json& s = seen["tensors"][name];
+    const nlohmann::json s = seen["tensors"][name];
     EXPECT_EQ(s["dtype"], io::safetensors_dtype_code(t.dtype())) << name;
     EXPECT_EQ(s["shape"].get<Shape>(), t.shape()) << name;
     expect_values(t, s["values"], name);
