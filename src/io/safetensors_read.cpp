@@ -87,14 +87,14 @@ Entry parse_entry(const InputFile& file, const std::string& name, const json& in
     if (!info.contains(key)) file.fail(where + ": no \"" + key + "\"");
   Entry e;
   e.name = name;
-  const json dtype = info["dtype"];  // copies of small values: no references into `info`
+  const json& dtype = *info.find("dtype");  // (find, not [], binds no temporary key)
   if (!dtype.is_string()) file.fail(where + ": dtype must be a string, got " + dtype.dump());
   e.dtype = detail::find_file_dtype(dtype.get<std::string>());
   if (e.dtype == nullptr)
     file.fail(where + ": dtype " + dtype.dump() +
               " is not one rcuda reads (F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U32 U16 "
               "U8 BOOL)");
-  const json shape = info["shape"];
+  const json& shape = *info.find("shape");
   if (!shape.is_array()) file.fail(where + ": shape must be an array, got " + shape.dump());
   // The element count, checked against overflow before it sizes anything.
   uint64_t count = 1;
@@ -107,7 +107,7 @@ Entry parse_entry(const InputFile& file, const std::string& name, const json& in
     if (size != 0 && count > std::numeric_limits<uint64_t>::max() / size) overflow = true;
     count *= size;
   }
-  const json offsets = info["data_offsets"];
+  const json& offsets = *info.find("data_offsets");
   if (!offsets.is_array() || offsets.size() != 2)
     file.fail(where + ": data_offsets must be [begin, end], got " + offsets.dump());
   e.begin = unsigned_value(file, offsets[0], where + ": data_offsets[0]");
@@ -162,7 +162,7 @@ void widen(const uint8_t* in, To* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     From v;
     std::memcpy(&v, in + i * sizeof(From), sizeof(From));
-    out[i] = static_cast<To>(v);
+    out[i] = static_cast<To>(v);  // NOLINT(bugprone-signed-char-misuse): int8 is a number here
   }
 }
 

@@ -13,7 +13,7 @@
 // the allocation is retried once) and on cuda::empty_cache().
 #include "backend/cuda/pinned.h"
 
-#include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -34,7 +34,7 @@ class PinnedCache {
       for (auto& [address, block] : blocks_) {
         if (block.in_use || block.size != size || !copies_done(block)) continue;
         block.in_use = true;
-        return reinterpret_cast<void*>(address);
+        return address;
       }
     }
     void* ptr = nullptr;
@@ -52,24 +52,25 @@ class PinnedCache {
     }
     RCUDA_CUDA_CHECK(status);
     std::lock_guard<std::mutex> lock(mutex_);
-    blocks_[reinterpret_cast<uintptr_t>(ptr)] = Block{size, true, {}};
+    blocks_[static_cast<char*>(ptr)] = Block{size, true, {}};
     return ptr;
   }
 
   // The block's storage died; copies reading it may still be queued (their events say).
   void release(void* ptr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+    auto it = blocks_.find(static_cast<char*>(ptr));
     if (it != blocks_.end()) it->second.in_use = false;
   }
 
   void record_use(const void* host, cudaStream_t stream) {
-    const uintptr_t address = reinterpret_cast<uintptr_t>(host);
+    char* address = static_cast<char*>(const_cast<void*>(host));
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = blocks_.upper_bound(address);  // the first block starting after `host`
     if (it == blocks_.begin()) return;
     --it;
-    if (address >= it->first + it->second.size) return;  // not in a cached block
+    // std::less: a total order even on pointers into different allocations.
+    if (!std::less<char*>()(address, it->first + it->second.size)) return;  // not in a block
     cudaEvent_t event = nullptr;
     RCUDA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     it->second.events.push_back(event);
@@ -80,7 +81,7 @@ class PinnedCache {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = blocks_.begin(); it != blocks_.end();) {
       if (!it->second.in_use && copies_done(it->second)) {
-        cudaFreeHost(reinterpret_cast<void*>(it->first));
+        cudaFreeHost(it->first);
         it = blocks_.erase(it);
       } else {
         ++it;
@@ -119,7 +120,7 @@ class PinnedCache {
   }
 
   std::mutex mutex_;
-  std::map<uintptr_t, Block> blocks_;  // by address, to find the block a copy reads from
+  std::map<char*, Block> blocks_;  // by address, to find the block a copy reads from
 };
 
 PinnedCache& pinned_cache() {
