@@ -11,6 +11,7 @@ NULL
   # Note [Operator dispatch] in s4.R: after loadNamespace has finished with the namespace, and
   # before the user's own hooks for the event.
   set_operator_hook(pkgname, function(...) register_operators())
+  register_coro_methods()  # coro::loop(for (b in dl) ...) when coro is installed (data-loader.R)
 }
 
 .onUnload <- function(libpath) {
