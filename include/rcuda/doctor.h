@@ -102,6 +102,17 @@ struct ArchitectureCoverage {
 };
 ArchitectureCoverage architecture_coverage(const std::string& architectures, int major, int minor);
 
+// Whether cuDNN `loaded` ("9.14.0") serves a build against `built` ("9.19.0"). cuDNN promises
+// that a build runs on the same major at the same or a newer minor: PASS. An older minor (or
+// patch) is WARN: it often works, but may lack engines, so some convolutions can fail to find a
+// plan. Another major, or a version that cannot be read, is FAIL. detail and fix are one line
+// each ("" fix for PASS).
+struct CudnnCompatibility {
+  Status status = Status::Fail;
+  std::string detail, fix;
+};
+CudnnCompatibility cudnn_compatibility(const std::string& built, const std::string& loaded);
+
 // "13.0" from 13000; "12.4" from 12040; "" from 0.
 std::string cuda_version_string(int version);
 

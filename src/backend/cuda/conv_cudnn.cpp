@@ -349,12 +349,8 @@ PlanCache& plan_cache() {
   return *cache;
 }
 
-void run(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
-  RCUDA_CHECK(t.image.dtype() != DType::Float64, DTypeError, pass_name(pass),
-              ": float64 is not supported on CUDA (cuDNN's graph API has no double-precision "
-              "convolutions); use float32, or run float64 on the CPU");
+void execute(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   const int device = t.image.device().index;
-  const DeviceGuard guard(device);
   const cudnnHandle_t handle = cudnn_handle(device);
   const std::shared_ptr<const ConvPlan> plan = plan_cache().get(pass, t, a, handle);
   const Tensor workspace = cudnn_workspace(device, static_cast<size_t>(plan->workspace_bytes));
@@ -367,21 +363,60 @@ void run(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
     throw CudaError(describe_call(pass, t, a) + ": cuDNN execute failed: " + status.get_message());
 }
 
+// Note [Aligned convolution operands]
+// cuDNN's engines are chosen for each operand's pointer alignment, and many (the tensor-core
+// ones especially) need 16 bytes. Tensors from the pool are 256-byte aligned; a view with a
+// storage offset (a slice of a batch) may not be. Such an operand is copied into a fresh tensor
+// of the same layout first (and an output computed there, then copied back), so every plan is
+// built for aligned operands and none is missing for an odd offset.
+Tensor aligned_copy(Backend& backend, const Tensor& t) {
+  Tensor copy = empty_with_format(t.shape(), t.dtype(), t.device(), suggest_memory_format(t));
+  backend.copy(copy, t);
+  return copy;
+}
+
+void run(Backend& backend, ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
+  RCUDA_CHECK(t.image.dtype() != DType::Float64, DTypeError, pass_name(pass),
+              ": float64 is not supported on CUDA (cuDNN's graph API has no double-precision "
+              "convolutions); use float32, or run float64 on the CPU");
+  const DeviceGuard guard(t.image.device().index);
+  const Tensor* operands[3] = {&t.image, &t.weight, &t.result};
+  const int written = pass == ConvPass::BackwardInput    ? 0
+                      : pass == ConvPass::BackwardWeight ? 1
+                                                         : 2;
+  Tensor fixed[3];
+  bool any = false;
+  for (int i = 0; i < 3; ++i) {
+    if (alignment_of(*operands[i]) == 16) continue;
+    fixed[i] = i == written
+                   ? empty_with_format(operands[i]->shape(), operands[i]->dtype(),
+                                       operands[i]->device(), suggest_memory_format(*operands[i]))
+                   : aligned_copy(backend, *operands[i]);
+    any = true;
+  }
+  if (!any) return execute(pass, t, a);
+  const auto pick = [&](int i) -> const Tensor& {
+    return fixed[i].defined() ? fixed[i] : *operands[i];
+  };
+  execute(pass, {pick(0), pick(1), pick(2)}, a);
+  if (fixed[written].defined()) backend.copy(*operands[written], fixed[written]);
+}
+
 }  // namespace
 
 void CudaBackend::conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
                          const ConvArgs& args) {
-  run(ConvPass::Forward, {in, weight, out}, args);
+  run(*this, ConvPass::Forward, {in, weight, out}, args);
 }
 
 void CudaBackend::conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out,
                                         const Tensor& weight, const ConvArgs& args) {
-  run(ConvPass::BackwardInput, {grad_in, weight, grad_out}, args);
+  run(*this, ConvPass::BackwardInput, {grad_in, weight, grad_out}, args);
 }
 
 void CudaBackend::conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out,
                                          const Tensor& in, const ConvArgs& args) {
-  run(ConvPass::BackwardWeight, {in, grad_weight, grad_out}, args);
+  run(*this, ConvPass::BackwardWeight, {in, grad_weight, grad_out}, args);
 }
 
 }  // namespace rcuda::cuda
