@@ -32,7 +32,6 @@
 namespace rcuda {
 namespace {
 
-using test::kCpu;
 using test::kCuda;
 using test::on_cuda;
 using test::random_tensor;

@@ -282,14 +282,14 @@ ConvPlan build_plan(ConvPass pass, const ConvOperands& t, const ConvArgs& a, cud
   ConvPlan plan;
   std::string failures;
   for (fe::HeurMode_t mode : {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}) {
-    const std::string error = try_build(pass, t, a, handle, mode, tf32, benchmark, &plan);
+    std::string error = try_build(pass, t, a, handle, mode, tf32, benchmark, &plan);
     if (error.empty()) break;
+    constexpr size_t kMaxDetail = 400;  // the frontend lists every engine it tried
+    if (error.size() > kMaxDetail) error = error.substr(0, kMaxDetail) + " ...";
     failures += std::string(failures.empty() ? "" : "; ") +
                 (mode == fe::HeurMode_t::A ? "heuristics A: " : "fallback: ") + error;
   }
   if (!plan.graph) {
-    constexpr size_t kMaxDetail = 600;  // the frontend lists every engine it tried
-    if (failures.size() > kMaxDetail) failures = failures.substr(0, kMaxDetail) + " ...";
     throw CudaError(describe_call(pass, t, a) + ": cuDNN has no execution plan for this " +
                     "convolution" +
                     (t.image.dtype() == DType::Float32 && !tf32
