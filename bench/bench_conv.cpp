@@ -77,9 +77,11 @@ void bench_backward(const Layer& l, const std::string& suffix, DType dtype, Memo
   const Tensor xd = on_gpu(x, dtype, f), wd = on_gpu(w, dtype, f);
   const Tensor g = on_gpu(rcuda::randn({l.n, l.k, l.hw, l.hw}), dtype, f);
   log(l.name() + "_" + suffix + "_dgrad_TFLOPs",
-      l.flop() / cuda_ms([&] { rcuda::ops::conv2d_backward_input(g, wd, xd.shape(), p, f); }) / 1e9);
+      l.flop() / cuda_ms([&] { rcuda::ops::conv2d_backward_input(g, wd, xd.shape(), p, f); }) /
+          1e9);
   log(l.name() + "_" + suffix + "_wgrad_TFLOPs",
-      l.flop() / cuda_ms([&] { rcuda::ops::conv2d_backward_weight(g, xd, wd.shape(), p, f); }) / 1e9);
+      l.flop() / cuda_ms([&] { rcuda::ops::conv2d_backward_weight(g, xd, wd.shape(), p, f); }) /
+          1e9);
 }
 
 void bench_all(const Layer& l, const std::string& mode) {

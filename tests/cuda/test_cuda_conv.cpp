@@ -32,11 +32,11 @@
 namespace rcuda {
 namespace {
 
+using autograd::TensorList;
 using test::kCuda;
 using test::on_cuda;
 using test::random_tensor;
 using test::values;
-using autograd::TensorList;
 
 // Sets float32 convolutions' TF32 switch for a scope.
 class ConvTf32 {
