@@ -86,8 +86,9 @@ bool has_failures(const Report& report);
 std::string to_json(const Report& report);
 
 // cuDNN as the dynamic loader finds it now, by the report's own search (the major version
-// rcuda was built with first): found, version ("9.14.0"), file. The engine itself does not
-// link cuDNN; this is what backends_cudnn_version() in R reports.
+// rcuda was built with first): found, version ("9.14.0"), file. CUDA builds of librcuda link
+// cuDNN for their layers, so the same soname resolves to the same file unless something
+// preloads another; this is what backends_cudnn_version() in R reports.
 Library find_cudnn();
 
 // Whether code built for `architectures` (CMAKE_CUDA_ARCHITECTURES syntax: "80-real;90-real;
