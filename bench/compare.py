@@ -9,6 +9,9 @@ TARGETS = {
     "matmul_1e4_torch.float16_TFLOPs": ">= 0.97", "matmul_1e4_torch.bfloat16_TFLOPs": ">= 0.97",
     "matmul_8192_bf16_TFLOPs": ">= 0.97", "matmul_8192_fp8_TFLOPs": ">= 0.97",
     "h2d_pinned_GBps": ">= 0.95", "d2h_pinned_GBps": ">= 0.95", "softmax_4096_ms": ">= 1.0",
+    # bench_conv vs bench/torch_conv.py (ANCHORS.md: conv 3x3 256->256, 56x56, b64, fp16)
+    "conv3x3_256_56_b64_fp16_benchmark_TFLOPs": ">= 0.95",
+    "conv3x3_256_56_b64_fp16_channels_last_benchmark_TFLOPs": ">= 0.95",
 }
 
 

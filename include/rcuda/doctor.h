@@ -86,8 +86,9 @@ bool has_failures(const Report& report);
 std::string to_json(const Report& report);
 
 // cuDNN as the dynamic loader finds it now, by the report's own search (the major version
-// rcuda was built with first): found, version ("9.14.0"), file. The engine itself does not
-// link cuDNN; this is what backends_cudnn_version() in R reports.
+// rcuda was built with first): found, version ("9.14.0"), file. CUDA builds of librcuda link
+// cuDNN for their layers, so the same soname resolves to the same file unless something
+// preloads another; this is what backends_cudnn_version() in R reports.
 Library find_cudnn();
 
 // Whether code built for `architectures` (CMAKE_CUDA_ARCHITECTURES syntax: "80-real;90-real;
@@ -101,6 +102,17 @@ struct ArchitectureCoverage {
   std::string detail;  // "sm_90 machine code", "compute_90 PTX (JIT at load)", ...
 };
 ArchitectureCoverage architecture_coverage(const std::string& architectures, int major, int minor);
+
+// Whether cuDNN `loaded` ("9.14.0") serves a build against `built` ("9.19.0"). cuDNN promises
+// that a build runs on the same major at the same or a newer minor: PASS. An older minor (or
+// patch) is WARN: it often works, but may lack engines, so some convolutions can fail to find a
+// plan. Another major, or a version that cannot be read, is FAIL. detail and fix are one line
+// each ("" fix for PASS).
+struct CudnnCompatibility {
+  Status status = Status::Fail;
+  std::string detail, fix;
+};
+CudnnCompatibility cudnn_compatibility(const std::string& built, const std::string& loaded);
 
 // "13.0" from 13000; "12.4" from 12040; "" from 0.
 std::string cuda_version_string(int version);

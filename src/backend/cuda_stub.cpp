@@ -1,5 +1,7 @@
 // The rcuda::cuda API in builds without the CUDA backend: no devices, and a clear error for
 // anything that needs one.
+#include <atomic>
+
 #include "rcuda/backend/cuda.h"
 #include "rcuda/core/error.h"
 
@@ -35,5 +37,14 @@ bool is_pinned(const Tensor&) { return false; }
 double time_ms(int, const std::function<void()>&) { not_built("time_ms"); }
 void set_allow_tf32(bool) {}
 bool allow_tf32() { return false; }
+// Kept, so that settings read back as set (the default on, as in CUDA builds).
+namespace {
+std::atomic<bool> conv_tf32_allowed{true};
+std::atomic<bool> benchmark_on{false};
+}  // namespace
+void set_allow_conv_tf32(bool allow) { conv_tf32_allowed = allow; }
+bool allow_conv_tf32() { return conv_tf32_allowed; }
+void set_cudnn_benchmark(bool on) { benchmark_on = on; }
+bool cudnn_benchmark() { return benchmark_on; }
 
 }  // namespace rcuda::cuda

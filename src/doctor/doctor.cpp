@@ -52,7 +52,8 @@ const char* check_title(const std::string& id) {
   static const std::pair<const char*, const char*> titles[] = {
       {"cuda_build", "rcuda was built with CUDA"},
       {"devices", "CUDA sees at least one device"},
-      {"cudnn_version", "cuDNN loaded at run time has the major version rcuda was built with"},
+      {"cudnn_version",
+       "cuDNN loaded at run time has the major version rcuda was built with, and no older minor"},
       {"architecture", "the compiled code (machine code or PTX) covers the device"},
       {"context", "a CUDA context can be created"},
       {"kernel", "an rcuda kernel runs and gives exact results"},

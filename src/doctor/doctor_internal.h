@@ -34,7 +34,7 @@ Check make_check(std::string id, std::string title, Status status, std::string d
 }  // namespace rcuda::doctor::detail
 
 namespace rcuda::doctor::detail {
-// A 3x3 convolution through cuDNN's legacy API (dlopen'd from cudnn.path) on `device`,
-// against plain loops in double (cudnn_conv.cpp; built only when cudnn.h was found).
+// A 3x3 convolution through rcuda's conv2d (cuDNN's graph API) on `device`, against plain
+// loops in double (cudnn_conv.cpp; built only when cudnn.h was found).
 Check cudnn_conv_check(int device, const Library& cudnn);
 }  // namespace rcuda::doctor::detail

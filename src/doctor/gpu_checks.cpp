@@ -203,14 +203,10 @@ Check cudnn_version_check(const Report& r) {
                           " (Debian/Ubuntu: cudnn9-cuda-" +
                           std::to_string(r.cuda_runtime_built / 1000) +
                           ") or add its lib folder to LD_LIBRARY_PATH");
-  const std::string built_major = r.cudnn_built.substr(0, r.cudnn_built.find('.'));
-  const std::string loaded_major = cudnn->version.substr(0, cudnn->version.find('.'));
-  const std::string detail =
-      "built with " + r.cudnn_built + ", loaded " + cudnn->version + " from " + cudnn->path;
-  if (built_major == loaded_major) return make_check("cudnn_version", title, Status::Pass, detail);
-  return make_check(
-      "cudnn_version", title, Status::Fail, detail,
-      "install cuDNN " + built_major + " or rebuild rcuda against cuDNN " + loaded_major);
+  // cudnnGetVersion() of the library loaded against the build's CUDNN_VERSION (Note [cuDNN
+  // versions] in src/backend/cuda/cudnn.cpp).
+  const CudnnCompatibility c = cudnn_compatibility(r.cudnn_built, cudnn->version);
+  return make_check("cudnn_version", title, c.status, c.detail + " from " + cudnn->path, c.fix);
 }
 
 }  // namespace

@@ -28,6 +28,29 @@ TEST(DoctorArchitectures, MachineCodeRunsOnSameMajorAndNewerMinor) {
   EXPECT_FALSE(architecture_coverage("80-real,90-real", 10, 0).ptx);  // -real has no PTX
 }
 
+// cuDNN runs a build on the same major at the same or a newer minor (Note [cuDNN versions]).
+TEST(DoctorCudnnVersion, SameMajorAndNoOlderMinor) {
+  EXPECT_EQ(cudnn_compatibility("9.19.0", "9.19.0").status, Status::Pass);
+  EXPECT_EQ(cudnn_compatibility("9.19.0", "9.19.1").status, Status::Pass);
+  EXPECT_EQ(cudnn_compatibility("9.14.0", "9.19.0").status, Status::Pass);
+  EXPECT_TRUE(cudnn_compatibility("9.14.0", "9.19.0").fix.empty());
+  // The GPU machine's case: headers of 9.19 at build time, 9.14 at run time.
+  const CudnnCompatibility older = cudnn_compatibility("9.19.0", "9.14.0");
+  EXPECT_EQ(older.status, Status::Warn);
+  EXPECT_NE(older.detail.find("9.19.0"), std::string::npos);
+  EXPECT_NE(older.detail.find("9.14.0"), std::string::npos);
+  EXPECT_NE(older.detail.find("older"), std::string::npos);
+  EXPECT_NE(older.fix.find(">= 9.19"), std::string::npos);
+  EXPECT_NE(older.fix.find("rebuild"), std::string::npos);
+  EXPECT_EQ(cudnn_compatibility("9.19.2", "9.19.1").status, Status::Warn);
+  const CudnnCompatibility other = cudnn_compatibility("9.19.0", "8.9.7");
+  EXPECT_EQ(other.status, Status::Fail);
+  EXPECT_NE(other.fix.find("install cuDNN 9"), std::string::npos);
+  EXPECT_EQ(cudnn_compatibility("9.19.0", "10.0.0").status, Status::Fail);
+  EXPECT_EQ(cudnn_compatibility("9.19.0", "").status, Status::Fail);
+  EXPECT_EQ(cudnn_compatibility("9.19.0", "9.x").status, Status::Fail);
+}
+
 TEST(DoctorArchitectures, PlainNumbersAreRealAndVirtualSuffixesAreSpecific) {
   EXPECT_TRUE(architecture_coverage("86", 8, 9).machine_code);
   EXPECT_TRUE(architecture_coverage("86", 12, 0).ptx);

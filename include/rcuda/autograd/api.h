@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "rcuda/autograd/conv.h"  // convolutions: conv2d, conv1d, conv_transpose2d
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"

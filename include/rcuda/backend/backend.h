@@ -14,6 +14,7 @@
 //   division by zero); everything knowable from shapes and dtypes is checked before.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 
@@ -290,6 +291,36 @@ class Backend {
   // floating tensors of any mix of dtypes.
   virtual void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                                   double max_norm) = 0;
+
+  // ---- convolution primitives (docs/convolution.md; ops in rcuda/ops/conv.h) ----
+  // Note [Convolution primitives]
+  // 2-D cross-correlation of in [N, C, H, W] with weight [O, C / groups, KH, KW] into
+  // out [N, O, OH, OW]; with Cg = C / groups, Og = O / groups and g = o / Og:
+  //   out[n, o, i, j] = sum over c < Cg, r < KH, s < KW of
+  //       in[n, g Cg + c, i sh - ph + r dh, j sw - pw + s dw] * weight[o, c, r, s]
+  // where positions outside the input read 0 and OH = (H + 2 ph - dh (KH - 1) - 1) / sh + 1
+  // (floor; OW alike). src/ops/conv.cpp guarantees: every tensor 4-D, nonempty, of one floating
+  // dtype, with the shapes above; stride and dilation >= 1, padding >= 0 (the same on both
+  // sides: ops pad asymmetric cases explicitly); all tensors of one call in one memory format
+  // with exactly its dense strides (rcuda/tensor/memory_format.h), any storage offset. Outputs
+  // are overwritten, never accumulated into. Dtypes: the CPU takes every floating dtype (oneDNN
+  // for float32 and the half types through float32, im2col + OpenBLAS for float64); CUDA takes
+  // float32 (TF32 while cuda::allow_conv_tf32()), float16 and bfloat16, accumulating in float32,
+  // and refuses float64 with a DTypeError (cuDNN's graph API has no double convolutions).
+  struct ConvArgs {
+    std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+    int64_t groups = 1;
+  };
+  virtual void conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
+                      const ConvArgs& args) = 0;
+  // grad_in [N, C, H, W] = d/d in of sum(out * grad_out), the transposed convolution of
+  // grad_out [N, O, OH, OW] (input positions no output reads get 0).
+  virtual void conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out,
+                                     const Tensor& weight, const ConvArgs& args) = 0;
+  // grad_weight [O, C / groups, KH, KW] = d/d weight of sum(out * grad_out).
+  virtual void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out,
+                                      const Tensor& in, const ConvArgs& args) = 0;
+  // ---- end of convolution primitives ----
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

@@ -7,5 +7,6 @@
 #pragma once
 
 #include "rcuda/nn/activation.h"
+#include "rcuda/nn/conv.h"  // conv1d, conv2d, conv_transpose2d
 #include "rcuda/nn/layers.h"
 #include "rcuda/nn/loss.h"

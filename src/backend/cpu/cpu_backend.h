@@ -86,6 +86,16 @@ class CpuBackend final : public Backend {
   void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) override;
   void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                           double max_norm) override;
+
+  // ---- convolution primitives: conv_dnnl.cpp (float32, half types through float32) and
+  // conv_f64.cpp (float64) ----
+  void conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
+              const ConvArgs& args) override;
+  void conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Tensor& weight,
+                             const ConvArgs& args) override;
+  void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out, const Tensor& in,
+                              const ConvArgs& args) override;
+  // ---- end of convolution primitives ----
 };
 
 }  // namespace rcuda::cpu

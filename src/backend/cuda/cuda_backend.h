@@ -83,6 +83,15 @@ class CudaBackend final : public Backend {
   void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) override;
   void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                           double max_norm) override;
+
+  // ---- convolution primitives: conv_cudnn.cpp (cuDNN graph API through cudnn-frontend) ----
+  void conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
+              const ConvArgs& args) override;
+  void conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Tensor& weight,
+                             const ConvArgs& args) override;
+  void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out, const Tensor& in,
+                              const ConvArgs& args) override;
+  // ---- end of convolution primitives ----
 };
 
 }  // namespace rcuda::cuda
