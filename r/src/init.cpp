@@ -100,6 +100,8 @@ SEXP rc_grad_mode(SEXP enabled);
 SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value);
 SEXP rc_tensor_ids(SEXP tensors);
 SEXP rc_nn_linear(SEXP x, SEXP weight, SEXP bias);
+SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding,
+                SEXP dilation, SEXP groups, SEXP output_padding);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
 SEXP rc_nn_dropout(SEXP x, SEXP p, SEXP training);
 SEXP rc_nn_layer_norm(SEXP x, SEXP normalized_shape, SEXP weight, SEXP bias, SEXP eps);
@@ -219,6 +221,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_marked_handle", (DL_FUNC)&rc_marked_handle, 3},
     {"rc_tensor_ids", (DL_FUNC)&rc_tensor_ids, 1},
     {"rc_nn_linear", (DL_FUNC)&rc_nn_linear, 3},
+    {"rc_nn_conv", (DL_FUNC)&rc_nn_conv, 9},
     {"rc_nn_activation", (DL_FUNC)&rc_nn_activation, 5},
     {"rc_nn_dropout", (DL_FUNC)&rc_nn_dropout, 3},
     {"rc_nn_layer_norm", (DL_FUNC)&rc_nn_layer_norm, 5},

@@ -1,0 +1,117 @@
+# Convolution layers (torch for R's nn_conv1d, nn_conv2d, nn_conv_transpose2d) over the engine's
+# cuDNN / oneDNN convolutions (docs/convolution.md). Each forward is one nnf_* call.
+
+#' @export
+nnf_conv1d <- function(input, weight, bias = NULL, stride = 1, padding = 0, dilation = 1, groups = 1) {
+  .Call(rc_nn_conv, "conv1d", input, weight, bias, stride, padding, dilation, groups, 0)
+}
+
+#' @export
+nnf_conv2d <- function(input, weight, bias = NULL, stride = 1, padding = 0, dilation = 1, groups = 1) {
+  .Call(rc_nn_conv, "conv2d", input, weight, bias, stride, padding, dilation, groups, 0)
+}
+
+#' @export
+nnf_conv_transpose2d <- function(input, weight, bias = NULL, stride = 1, padding = 0,
+                                 output_padding = 0, groups = 1, dilation = 1) {
+  .Call(rc_nn_conv, "conv_transpose2d", input, weight, bias, stride, padding, dilation, groups,
+        output_padding)
+}
+
+# A size given once for every spatial dim, or once per dim.
+conv_sizes <- function(what, value, dims) {
+  if (!is.numeric(value) || !(length(value) %in% c(1, dims)) || any(value != round(value))) {
+    value_error("nn_conv: ", what, " must be one whole number or ", dims, " of them, got ",
+                deparse(value)[1])
+  }
+  rep_len(as.integer(value), dims)
+}
+
+# torch's _ConvNd: weight [out, in / groups, k...] (transposed: [in, out / groups, k...]),
+# kaiming_uniform_(a = sqrt(5)) and a bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+nn_conv_nd <- nn_module(
+  "nn_conv_nd",
+  initialize = function(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                        bias, padding_mode, dims, transposed = FALSE, output_padding = 0) {
+    if (!identical(padding_mode, "zeros")) {
+      value_error("nn_conv", dims, "d: padding_mode \"", padding_mode, "\" is not supported (only \"zeros\")")
+    }
+    for (arg in c("in_channels", "out_channels", "groups")) {
+      v <- get(arg)
+      if (!is.numeric(v) || length(v) != 1 || v < 1 || v != round(v)) {
+        value_error("nn_conv", dims, "d: ", arg, " must be a positive whole number, got ", deparse(v)[1])
+      }
+    }
+    if (in_channels %% groups != 0 || out_channels %% groups != 0) {
+      value_error("nn_conv", dims, "d: in_channels (", in_channels, ") and out_channels (", out_channels,
+                  ") must be divisible by groups (", groups, ")")
+    }
+    self$in_channels <- in_channels
+    self$out_channels <- out_channels
+    self$kernel_size <- conv_sizes("kernel_size", kernel_size, dims)
+    self$stride <- conv_sizes("stride", stride, dims)
+    self$padding <- if (is.character(padding)) padding else conv_sizes("padding", padding, dims)
+    self$dilation <- conv_sizes("dilation", dilation, dims)
+    self$output_padding <- conv_sizes("output_padding", output_padding, dims)
+    self$groups <- groups
+    self$transposed <- transposed
+    shape <- if (transposed) c(in_channels, out_channels / groups) else c(out_channels, in_channels / groups)
+    self$weight <- nn_parameter(torch_empty(c(shape, self$kernel_size)))
+    if (isTRUE(bias)) self$bias <- nn_parameter(torch_empty(out_channels)) else self$bias <- NULL
+    self$reset_parameters()
+  },
+  reset_parameters = function() {
+    nn_init_kaiming_uniform_(self$weight, a = sqrt(5))
+    if (!is.null(self$bias)) {
+      fan_in <- prod(self$weight$shape[-1])
+      if (fan_in > 0) nn_init_uniform_(self$bias, -1 / sqrt(fan_in), 1 / sqrt(fan_in))
+    }
+  }
+)
+
+#' @export
+nn_conv1d <- nn_module(
+  "nn_conv1d",
+  inherit = nn_conv_nd,
+  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                        dilation = 1, groups = 1, bias = TRUE, padding_mode = "zeros") {
+    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                     bias, padding_mode, dims = 1)
+  },
+  forward = function(input) {
+    .Call(rc_nn_conv, "conv1d", input, self$weight, self$bias, self$stride, self$padding,
+          self$dilation, self$groups, 0)
+  }
+)
+
+#' @export
+nn_conv2d <- nn_module(
+  "nn_conv2d",
+  inherit = nn_conv_nd,
+  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                        dilation = 1, groups = 1, bias = TRUE, padding_mode = "zeros") {
+    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                     bias, padding_mode, dims = 2)
+  },
+  forward = function(input) {
+    .Call(rc_nn_conv, "conv2d", input, self$weight, self$bias, self$stride, self$padding,
+          self$dilation, self$groups, 0)
+  }
+)
+
+#' @export
+nn_conv_transpose2d <- nn_module(
+  "nn_conv_transpose2d",
+  inherit = nn_conv_nd,
+  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                        output_padding = 0, groups = 1, bias = TRUE, dilation = 1,
+                        padding_mode = "zeros") {
+    if (is.character(padding)) value_error("nn_conv_transpose2d: padding must be numbers, got \"", padding, "\"")
+    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                     bias, padding_mode, dims = 2, transposed = TRUE, output_padding = output_padding)
+  },
+  forward = function(input) {
+    .Call(rc_nn_conv, "conv_transpose2d", input, self$weight, self$bias, self$stride,
+          self$padding, self$dilation, self$groups, self$output_padding)
+  }
+)
