@@ -80,4 +80,11 @@ x, y = xs[0], ys[0]
 kinds = [("foreach", {}), ("fused", {"fused": True})] if dev != "cpu" else [("foreach", {})]
 for name, kw in kinds:
     torch.manual_seed(0); m = mlp().to(dev); o = torch.optim.Adam(m.parameters(), 1e-3, **kw)
-    log(f"torch_mlp_b256_adam_{name}_{dev}_step_us", per_step_us(step_of(m, o, x, y), n=50 if dev != "cpu" else 10, chunks=7 if dev != "cpu" else 3))
+    step = step_of(m, o, x, y)
+    if dev != "cpu":  # peak during the timed steps above what model, optimizer state and data hold
+        for _ in range(10): step()
+        torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
+    log(f"torch_mlp_b256_adam_{name}_{dev}_step_us", per_step_us(step, n=50 if dev != "cpu" else 10, chunks=7 if dev != "cpu" else 3))
+    if dev != "cpu":
+        log(f"torch_mlp_b256_adam_{name}_step_peak_above_base_MB", (torch.cuda.max_memory_allocated() - base) / 1e6)
+        log(f"torch_mlp_b256_adam_{name}_base_allocated_MB", base / 1e6)

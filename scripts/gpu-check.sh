@@ -4,7 +4,7 @@
 # suites, the rcuda command with the real driver (doctor, monitor --profile, exporter), the R
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
-#   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train
+#   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost)
 #                                       (default: all, in that order; a device call is limited
@@ -122,6 +122,22 @@ run_train() {
   cat "$OUT/overhead.txt"
 }
 
+# The MLP step from R (bench/bench_train_r.R) on the data the train stage wrote.
+run_train_r() {
+  command -v Rscript >/dev/null || { step "train_r" "no R (carry .devdeps)"; return; }
+  [ -f /tmp/rcuda-train/x.bin ] ||
+    PYTHONUNBUFFERED=1 python3 bench/torch_train_mlp.py /tmp/rcuda-train --device cuda >"$OUT/train_torch.txt" 2>&1
+  if [ ! -d build-gpu/r-lib/rcuda ]; then
+    mkdir -p build-gpu/r-lib
+    RCUDA_HOME=$PWD RCUDA_BUILD=$PWD/build-gpu R CMD INSTALL --no-multiarch -l build-gpu/r-lib r \
+      >"$OUT/r-install.log" 2>&1 || { tail -20 "$OUT/r-install.log"; return; }
+  fi
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_train_r.R /tmp/rcuda-train --device cuda >"$OUT/train_r.txt" 2>&1
+  step "bench_train_r" "exit $?"
+  grep -E "torch_mlp|peak|base" "$OUT/train_torch.txt"
+  cat "$OUT/train_r.txt"
+}
+
 for s in "${stages[@]}"; do
   case $s in
     build) run_build ;;
@@ -131,7 +147,8 @@ for s in "${stages[@]}"; do
     r) run_r ;;
     bench) run_bench ;;
     train) run_train ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train)"; exit 2 ;;
+    train_r) run_train_r ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

@@ -12,7 +12,7 @@ packages=(
   libbenchmark-dev                # benchmarks
   nlohmann-json3-dev libcli11-dev libfmt-dev
   clang-format clang-tidy
-  python3
+  python3 python3-numpy python3-pip  # tests/io: safetensors' reference implementation (below)
   r-base-core r-base-dev r-cran-cpp11 r-cran-testthat r-cran-r6 r-cran-cli   # the R package (r/)
   libcpp-httplib-dev prometheus python3-jsonschema curl  # rcuda CLI: exporter, promtool, checks
 )
@@ -47,15 +47,25 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  fetch_cudnn_frontend
-  exit 0
-fi
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 fetch_cudnn_frontend
+
+# safetensors (PyPI; CPU only, no torch: its numpy API) for the file-format tests, which run it
+# as the reference implementation and skip, saying so, without it. Debian's python3 refuses
+# system-wide pip installs unless told (PEP 668); a python3 on PATH from elsewhere takes them.
+for py in python3 /usr/bin/python3; do
+  command -v "$py" >/dev/null 2>&1 || continue
+  "$py" -c 'import safetensors, numpy' 2>/dev/null && continue
+  echo "install-deps: pip install safetensors numpy for $py"
+  "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore numpy safetensors 2>/dev/null ||
+    "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --break-system-packages numpy safetensors ||
+    echo "install-deps: could not install safetensors for $py (tests/io will skip)" >&2
+done

@@ -9,6 +9,7 @@
 #include "rcuda/core/error.h"
 #include "rcuda/core/scalar.h"
 #include "rcuda/core/shape.h"
+#include "rcuda/io/safetensors.h"
 #include "rcuda/nn/functional.h"
 #include "rcuda/nn/init.h"
 #include "rcuda/ops/copy.h"

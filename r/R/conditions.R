@@ -8,7 +8,8 @@ error_classes <- c(
   ValueError = "rcuda_value_error",
   DeviceError = "rcuda_device_error",
   OutOfMemoryError = "rcuda_oom_error",
-  CudaError = "rcuda_cuda_error"
+  CudaError = "rcuda_cuda_error",
+  FileError = "rcuda_file_error"
 )
 
 # Signals an rcuda_error of the given class; `call` is left out, as the message names the op.

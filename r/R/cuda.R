@@ -51,6 +51,11 @@ cuda_memory_stats <- function(device = NULL) {
 }
 
 #' @export
+cuda_reset_peak_memory_stats <- function(device = NULL) {
+  invisible(.Call(rc_cuda_reset_peak_memory_stats, device_index(device)))
+}
+
+#' @export
 cuda_empty_cache <- function() {
   if (!cuda_is_available()) return(invisible(NULL))
   for (d in seq_len(cuda_device_count()) - 1L) .Call(rc_cuda_empty_cache, d)

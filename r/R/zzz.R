@@ -1,15 +1,17 @@
 #' @useDynLib rcuda, .registration = TRUE
 NULL
 
-# Note [GC pressure] (src/handles.cpp): option rcuda.gc_threshold is the fraction of a
-# device's memory that new tensors may take before rcuda runs R's garbage collector; it is
-# read here, when the package loads.
+# Note [GC pressure] (src/handles.cpp): rcuda runs R's garbage collector when new tensors pass
+# option rcuda.gc_live_fraction (0.1) of what the device holds, more where collections would
+# take over 5% of the time, at most option rcuda.gc_threshold (0.25) of a device's memory;
+# both are read here, when the package loads.
 .onLoad <- function(libname, pkgname) {
-  fraction <- getOption("rcuda.gc_threshold", 0.25)
-  .Call(rc_init, as.numeric(fraction))
+  .Call(rc_init, as.numeric(getOption("rcuda.gc_threshold", 0.25)),
+        as.numeric(getOption("rcuda.gc_live_fraction", 0.1)))
   # Note [Operator dispatch] in s4.R: after loadNamespace has finished with the namespace, and
   # before the user's own hooks for the event.
   set_operator_hook(pkgname, function(...) register_operators())
+  register_coro_methods()  # coro::loop(for (b in dl) ...) when coro is installed (data-loader.R)
 }
 
 .onUnload <- function(libpath) {

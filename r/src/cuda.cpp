@@ -54,6 +54,13 @@ extern "C" SEXP rc_cuda_memory_stats(SEXP device) {
   RCUDA_END
 }
 
+extern "C" SEXP rc_cuda_reset_peak_memory_stats(SEXP device) {
+  RCUDA_BEGIN
+  cuda::reset_peak_memory_stats(Rf_asInteger(device));
+  return R_NilValue;
+  RCUDA_END
+}
+
 extern "C" SEXP rc_cuda_empty_cache(SEXP device) {
   RCUDA_BEGIN
   cuda::empty_cache(Rf_asInteger(device));

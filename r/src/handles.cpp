@@ -3,12 +3,20 @@
 // Note [GC pressure]
 // ~~~~~~~~~~~~~~~~~~
 // R sees an rcuda_tensor as a few bytes, so it has no reason to collect while the device fills
-// with tensors nobody references. Two things close the gap:
-//  1. Bytes of new storage are counted per device type; when the count since the last
-//     collection passes a threshold (option rcuda.gc_threshold, a fraction of device memory,
-//     read when the package loads) the glue runs R_gc() before handing the tensor to R.
-//  2. An OOM hook (cuda::add_oom_hook) runs R_gc() when an allocation fails, before the pool
-//     retries. The hook runs inside an engine call made from R, so it is on R's main thread;
+// with tensors nobody references: in a training loop every step leaves its activations and
+// outputs behind in R variables that the next step overwrites. Two things close the gap:
+//  1. Bytes of new storage that reach R are counted per device type. When the count since the
+//     last collection passes the threshold, the glue runs a minor collection of R's young
+//     generation (gc(full = FALSE): the garbage of the last few steps is young) before handing
+//     the tensor to R. The threshold follows what the device holds: rcuda.gc_live_fraction
+//     (default 0.1) of the bytes allocated just after the previous collection, at least 16 MiB,
+//     so unreachable tensors hold about a tenth more than the live ones, as a peak. Collections
+//     are kept to about 5% of the time: after one that took more than 5% of the interval
+//     since the one before, the threshold doubles; after one under 1%, it halves back towards
+//     the live fraction. rcuda.gc_threshold caps it (a fraction of device memory; the CPU:
+//     1 GiB). Both options are read when the package loads.
+//  2. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
+//     pool retries. The hook runs inside an engine call made from R, so it is on R's main thread;
 //     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.
 // Collections run the finalizers below, which drop handles and give memory back to the pool.
 //
@@ -24,7 +32,10 @@
 // referenced may hold at most the current batch plus, per live small tensor, one batch of other
 // small storages (64 x 256 bytes) for a while. The storage decides, not the tensor: a small view
 // of a large tensor gets a finalizer of its own, so that it never keeps the large memory alive.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <memory>
 #include <thread>
 
@@ -97,40 +108,89 @@ SEXP make_handle(Tensor t) {
   return ptr;
 }
 
-// Note [GC pressure] 1: bytes since the last collection, per device type.
-int64_t pending_bytes[kNumDeviceTypes] = {0, 0};
-int64_t threshold_bytes[kNumDeviceTypes] = {int64_t{1} << 30,
-                                            -1};  // CPU: 1 GiB; CUDA: -1, computed on first use
+// Note [GC pressure] 1: per device type, bytes since the last collection and the threshold.
+struct Pressure {
+  int64_t pending = 0;
+  int64_t threshold = -1;  // computed at the first tensor, then after each collection
+  int64_t cap = -1;        // CPU: 1 GiB; CUDA: gc_fraction of the device's memory
+  double scale = 1;        // the time rule's factor on the live-bytes threshold
+  std::chrono::steady_clock::time_point last_end = std::chrono::steady_clock::now();
+};
+Pressure pressure[kNumDeviceTypes];
+constexpr int64_t kMinThreshold = int64_t{16} << 20;
 double gc_fraction = 0.25;
+double live_fraction = 0.1;
 
 std::thread::id main_thread;
 bool in_gc = false;
 int oom_hook_id = -1;
 
-void collect() {
+int64_t allocated_bytes(Device device) {
+  return device.is_cuda() ? cuda::memory_stats(device.index).allocated_bytes
+                          : cpu_allocator().stats().allocated_bytes;
+}
+
+void reset_pending() {
+  for (Pressure& p : pressure) p.pending = 0;
+}
+
+// A full collection: the OOM hook's, when memory has run out.
+void collect_full() {
   if (in_gc) return;
   in_gc = true;
   R_gc();
   in_gc = false;
-  for (int64_t& p : pending_bytes) p = 0;
+  reset_pending();
 }
 
-int64_t threshold_for(Device device) {
-  int64_t& limit = threshold_bytes[static_cast<int>(device.type)];
-  if (limit < 0) {
-    const double total = static_cast<double>(cuda::properties(device.index).total_memory_bytes);
-    limit = static_cast<int64_t>(gc_fraction * total);
+// A minor collection (R's young generation), then the device's next threshold.
+void collect_young(Device device) {
+  if (in_gc) return;
+  static SEXP call = [] {
+    SEXP c = Rf_lang4(Rf_install("gc"), Rf_ScalarLogical(FALSE), Rf_ScalarLogical(FALSE),
+                      Rf_ScalarLogical(FALSE));  // gc(verbose, reset, full)
+    R_PreserveObject(c);
+    return c;
+  }();
+  Pressure& p = pressure[static_cast<int>(device.type)];
+  const auto start = std::chrono::steady_clock::now();
+  in_gc = true;
+  Rf_eval(call, R_BaseEnv);
+  in_gc = false;
+  const auto end = std::chrono::steady_clock::now();
+  const double took = std::chrono::duration<double>(end - start).count();
+  const double interval = std::chrono::duration<double>(end - p.last_end).count();
+  p.last_end = end;
+  if (took > 0.05 * interval)
+    p.scale = std::min(p.scale * 2, 1e6);
+  else if (took < 0.01 * interval)
+    p.scale = std::max(p.scale / 2, 1.0);
+  const double live = static_cast<double>(allocated_bytes(device));
+  const double wanted = std::max(static_cast<double>(kMinThreshold), live_fraction * live);
+  p.threshold = static_cast<int64_t>(std::min(static_cast<double>(p.cap), wanted * p.scale));
+  reset_pending();
+}
+
+Pressure& pressure_for(Device device) {
+  Pressure& p = pressure[static_cast<int>(device.type)];
+  if (p.cap < 0) {
+    p.cap = device.is_cuda()
+                ? static_cast<int64_t>(
+                      gc_fraction *
+                      static_cast<double>(cuda::properties(device.index).total_memory_bytes))
+                : int64_t{1} << 30;
+    p.threshold = std::isfinite(live_fraction) ? std::min(p.cap, kMinThreshold) : p.cap;
   }
-  return limit;
+  return p;
 }
 
 void account(const Tensor& t) {
   // A view shares its storage: count bytes only the first time storage reaches R.
   if (t.storage().use_count() > 1) return;
   const Device device = t.device();
-  int64_t& pending = pending_bytes[static_cast<int>(device.type)];
-  pending += static_cast<int64_t>(t.storage()->nbytes());
-  if (pending > threshold_for(device)) collect();
+  Pressure& p = pressure_for(device);
+  p.pending += static_cast<int64_t>(t.storage()->nbytes());
+  if (p.pending > p.threshold) collect_young(device);
 }
 
 }  // namespace
@@ -192,15 +252,16 @@ using namespace rcuda;
 using namespace rcuda::r;
 
 // Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
-extern "C" SEXP rc_init(SEXP fraction) {
+extern "C" SEXP rc_init(SEXP fraction, SEXP live) {
   RCUDA_BEGIN
   main_thread = std::this_thread::get_id();
   gc_fraction = Rf_asReal(fraction);
-  threshold_bytes[static_cast<int>(DeviceType::CUDA)] = -1;
+  live_fraction = Rf_asReal(live);  // Inf: only the cap triggers a collection
+  for (Pressure& p : pressure) p = Pressure();
   if (oom_hook_id < 0) {
     oom_hook_id = cuda::add_oom_hook([](int, size_t) {
       if (std::this_thread::get_id() != main_thread) return;
-      collect();
+      collect_full();
     });
   }
   return R_NilValue;
@@ -220,10 +281,10 @@ extern "C" SEXP rc_gc_state() {
   RCUDA_BEGIN
   using namespace cpp11::literals;
   return cpp11::writable::list(
-      {"cpu_pending_bytes"_nm = static_cast<double>(pending_bytes[0]),
-       "cuda_pending_bytes"_nm = static_cast<double>(pending_bytes[1]),
-       "cpu_threshold_bytes"_nm = static_cast<double>(threshold_bytes[0]),
-       "cuda_threshold_bytes"_nm = static_cast<double>(threshold_bytes[1]),
+      {"cpu_pending_bytes"_nm = static_cast<double>(pressure[0].pending),
+       "cuda_pending_bytes"_nm = static_cast<double>(pressure[1].pending),
+       "cpu_threshold_bytes"_nm = static_cast<double>(pressure[0].threshold),
+       "cuda_threshold_bytes"_nm = static_cast<double>(pressure[1].threshold),
        "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes)});
   RCUDA_END
 }

@@ -24,7 +24,8 @@ SEXP rc_cuda_current_device();
 SEXP rc_cuda_synchronize(SEXP device);
 SEXP rc_cuda_memory_stats(SEXP device);
 SEXP rc_cuda_empty_cache(SEXP device);
-SEXP rc_init(SEXP fraction);
+SEXP rc_cuda_reset_peak_memory_stats(SEXP device);
+SEXP rc_init(SEXP fraction, SEXP live);
 SEXP rc_unload();
 SEXP rc_gc_state();
 SEXP rc_unary(SEXP op, SEXP x);
@@ -116,6 +117,14 @@ SEXP rc_nn_fans(SEXP x);
 SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device);
 SEXP rc_zero_grad(SEXP tensors, SEXP set_to_none);
 SEXP rc_copy_all(SEXP dst, SEXP src);
+SEXP rc_torch_save(SEXP obj, SEXP path);
+SEXP rc_torch_load(SEXP path, SEXP device);
+SEXP rc_safetensors_save(SEXP tensors, SEXP metadata, SEXP path);
+SEXP rc_index_batch(SEXP tensors, SEXP index, SEXP drop, SEXP caller);
+SEXP rc_randperm(SEXP n, SEXP seed);
+SEXP rc_pin_memory(SEXP x);
+SEXP rc_is_pinned(SEXP x);
+SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
@@ -136,7 +145,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_cuda_synchronize", (DL_FUNC)&rc_cuda_synchronize, 1},
     {"rc_cuda_memory_stats", (DL_FUNC)&rc_cuda_memory_stats, 1},
     {"rc_cuda_empty_cache", (DL_FUNC)&rc_cuda_empty_cache, 1},
-    {"rc_init", (DL_FUNC)&rc_init, 1},
+    {"rc_cuda_reset_peak_memory_stats", (DL_FUNC)&rc_cuda_reset_peak_memory_stats, 1},
+    {"rc_init", (DL_FUNC)&rc_init, 2},
     {"rc_unload", (DL_FUNC)&rc_unload, 0},
     {"rc_gc_state", (DL_FUNC)&rc_gc_state, 0},
     {"rc_unary", (DL_FUNC)&rc_unary, 2},
@@ -225,6 +235,14 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_module_to", (DL_FUNC)&rc_module_to, 3},
     {"rc_zero_grad", (DL_FUNC)&rc_zero_grad, 2},
     {"rc_copy_all", (DL_FUNC)&rc_copy_all, 2},
+    {"rc_torch_save", (DL_FUNC)&rc_torch_save, 2},
+    {"rc_torch_load", (DL_FUNC)&rc_torch_load, 2},
+    {"rc_safetensors_save", (DL_FUNC)&rc_safetensors_save, 3},
+    {"rc_index_batch", (DL_FUNC)&rc_index_batch, 4},
+    {"rc_randperm", (DL_FUNC)&rc_randperm, 2},
+    {"rc_pin_memory", (DL_FUNC)&rc_pin_memory, 1},
+    {"rc_is_pinned", (DL_FUNC)&rc_is_pinned, 1},
+    {"rc_uint8_from_raw", (DL_FUNC)&rc_uint8_from_raw, 2},
     {nullptr, nullptr, 0}};
 
 void R_init_rcuda(DllInfo* dll) {

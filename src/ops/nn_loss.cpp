@@ -99,8 +99,11 @@ CrossEntropyForward cross_entropy_forward(const Tensor& input, const Tensor& tar
     r.logsumexp = Tensor::empty({0}, stats, device);
     return r;
   }
-  Tensor loss = Tensor::empty({p.rows}, stats, device);
-  Tensor row_weight = p.indices ? Tensor::empty({p.rows}, stats, device) : Tensor();
+  // The losses and the row weights share one [2, rows] buffer, so that a weighted mean's two
+  // sums are one reduction.
+  const Tensor rows = Tensor::empty({2, p.rows}, stats, device);
+  const Tensor loss = rows.select(0, 0);
+  const Tensor row_weight = p.indices ? rows.select(0, 1) : Tensor();
   r.logsumexp = Tensor::empty({p.rows}, stats, device);
   backend_of(input).cross_entropy(loss, row_weight, r.logsumexp, p.logits, p.target, p.weight,
                                   options.ignore_index, options.label_smoothing);
@@ -108,10 +111,13 @@ CrossEntropyForward cross_entropy_forward(const Tensor& input, const Tensor& tar
     r.loss = cast(loss, input.dtype()).view(p.loss_shape);
   } else if (options.reduction == "sum") {
     r.loss = cast(sum(loss), input.dtype());
-  } else {
+  } else if (p.indices) {
     // The weighted mean's divisor stays on the device (no synchronisation).
-    r.divisor =
-        p.indices ? sum(row_weight) : full({}, static_cast<double>(p.rows), {stats, device});
+    const Tensor sums = sum(rows, {1});
+    r.divisor = sums.select(0, 1);
+    r.loss = cast(div(sums.select(0, 0), r.divisor), input.dtype());
+  } else {
+    r.divisor = full({}, static_cast<double>(p.rows), {stats, device});
     r.loss = cast(div(sum(loss), r.divisor), input.dtype());
   }
   return r;

@@ -29,6 +29,8 @@ RCUDA_DEFINE_ERROR(DeviceError)  // tensors on different devices, missing device
 RCUDA_DEFINE_ERROR(IndexError)   // an index or dim out of range
 RCUDA_DEFINE_ERROR(ValueError)   // any other bad argument value
 RCUDA_DEFINE_ERROR(CudaError)    // a failing CUDA call, with the call and location
+// A file that cannot be read or written, or whose contents are malformed (names the path).
+RCUDA_DEFINE_ERROR(FileError)
 // A broken invariant of rcuda itself (a bug to report), never a mistake of the caller.
 RCUDA_DEFINE_ERROR(InternalError)
 #undef RCUDA_DEFINE_ERROR

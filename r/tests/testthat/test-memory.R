@@ -37,9 +37,10 @@ test_that("a loop creating and dropping large GPU tensors does not run out of me
 test_that("the OOM hook collects unreachable tensors before failing", {
   skip_if_cuda_not_available()
   old <- .Call(rcuda:::rc_gc_state)
-  # With the threshold out of the way, only the OOM hook can free memory.
-  .Call(rcuda:::rc_init, 100)
-  on.exit(.Call(rcuda:::rc_init, getOption("rcuda.gc_threshold", 0.25)))
+  # With the thresholds out of the way, only the OOM hook can free memory.
+  .Call(rcuda:::rc_init, 100, Inf)
+  on.exit(.Call(rcuda:::rc_init, getOption("rcuda.gc_threshold", 0.25),
+                getOption("rcuda.gc_live_fraction", 0.1)))
   for (i in 1:300) x <- torch_empty(1e9 / 4, device = "cuda:0")
   expect_gt(cuda_memory_stats("cuda:0")[["num_alloc_retries"]], 0)
 })
@@ -85,4 +86,17 @@ test_that("a small view of a large tensor does not keep the large memory in a ba
   })
   gc()
   expect_lt(.Call(rcuda:::rc_gc_state)$cpu_allocated_bytes, before + 4e6)
+})
+
+test_that("the collection threshold follows the live bytes, within its floor and cap", {
+  # Note [GC pressure]: after a collection the threshold is at least 16 MiB and a tenth of what
+  # is allocated, times a factor of the time rule, and at most the cap (1 GiB on the CPU).
+  live <- torch_ones(16e6)  # 64 MB held throughout
+  for (i in 1:40) x <- torch_ones(1e6)  # 4 MB each: 160 MB, several collections
+  state <- .Call(rcuda:::rc_gc_state)
+  expect_gte(state$cpu_threshold_bytes, max(16 * 2^20, 0.1 * 64e6))
+  expect_lte(state$cpu_threshold_bytes, 2^30)
+  # What the loop left unreachable stays below the threshold reached.
+  expect_lt(state$cpu_allocated_bytes - 64e6, state$cpu_threshold_bytes + 8e6 + 64e6)
+  rm(live, x)
 })

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "backend/cuda/pinned.h"
 #include "rcuda/backend/cuda.h"
 #include "runtime.h"
 
@@ -213,7 +214,10 @@ Allocator& cuda_allocator(int device) { return pool_for(device); }
 
 MemoryStats memory_stats(int device) { return pool_for(device).stats(); }
 void reset_peak_memory_stats(int device) { pool_for(device).reset_peak(); }
-void empty_cache(int device) { pool_for(device).empty_cache(); }
+void empty_cache(int device) {
+  pool_for(device).empty_cache();
+  release_idle_pinned();  // Note [Pinned host cache] in pinned.cpp
+}
 void set_release_threshold(int device, uint64_t bytes) {
   pool_for(device).set_release_threshold(bytes);
 }

@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/copy.h"
+#include "backend/cuda/pinned.h"
 #include "backend/cuda/runtime.h"
 
 namespace rcuda::cuda {
@@ -28,6 +29,8 @@ void host_to_device(const Tensor& dst, const Tensor& src) {
   // From pageable memory the call returns once the bytes are staged, so `host` may be freed.
   RCUDA_CUDA_CHECK(cudaMemcpyAsync(staging.data_ptr(), host.data_ptr(), nbytes(host),
                                    cudaMemcpyHostToDevice, current_stream(device)));
+  // From pinned memory the copy is still running: its block must not be reused before it ends.
+  record_pinned_use(host.data_ptr(), current_stream(device));
   if (!direct) device_copy(dst, staging);
 }
 

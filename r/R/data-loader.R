@@ -1,0 +1,256 @@
+# dataloader(): batches of a dataset, in order or shuffled, as torch for R's dataloader, with
+# its arguments in its order. Batches are made in this process (num_workers is accepted and
+# loading stays here). A dataset with .getbatch (tensor_dataset, mnist_dataset, ...) gives a
+# whole batch in one call, so no R code runs per sample; otherwise each sample comes from
+# .getitem and collate_fn joins them (default: stacked along a new first dim).
+#
+# Note [Shuffling order]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# Each epoch (each dataloader_make_iter) draws its order from Philox bits (rc_randperm in
+# src/data.cpp): by default from the engine's generator, so torch_manual_seed(s) before
+# making the iterator fixes the order, as in torch; with `generator = s` (a number) from the
+# loader's own stream, the k-th epoch using (s, k), independent of other random draws.
+
+#' @export
+dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
+                       batch_sampler = NULL, num_workers = 0, collate_fn = NULL,
+                       pin_memory = FALSE, drop_last = FALSE, timeout = -1,
+                       worker_init_fn = NULL, worker_globals = NULL, worker_packages = NULL,
+                       generator = NULL) {
+  if (!is_dataset(dataset)) {
+    value_error("dataloader: dataset must be made by a dataset() generator, got ", class(dataset)[1])
+  }
+  if (!is.null(sampler) || !is.null(batch_sampler)) {
+    value_error("dataloader: sampler and batch_sampler are not supported by rcuda; use shuffle, ",
+                "or dataset_subset() for a fixed selection")
+  }
+  if (!is.null(batch_size) &&
+      (!is.numeric(batch_size) || length(batch_size) != 1 || is.na(batch_size) ||
+       batch_size < 1 || batch_size != floor(batch_size))) {
+    value_error("dataloader: batch_size must be a whole number of at least 1 (or NULL), got ",
+                deparse(batch_size)[1])
+  }
+  if (!is.null(generator) &&
+      (!is.numeric(generator) || length(generator) != 1 || is.na(generator) || generator < 0)) {
+    value_error("dataloader: generator must be NULL or a seed (a non-negative number)")
+  }
+  if (isTRUE(pin_memory) && !cuda_is_available()) {
+    warning("dataloader: pin_memory = TRUE, but CUDA is not available: batches stay in ",
+            "ordinary host memory", call. = FALSE)
+    pin_memory <- FALSE
+  }
+  dl <- new.env(parent = emptyenv())
+  dl$dataset <- dataset
+  dl$batch_size <- if (is.null(batch_size)) NULL else as.integer(batch_size)
+  dl$shuffle <- isTRUE(shuffle)
+  dl$drop_last <- isTRUE(drop_last)
+  dl$pin_memory <- isTRUE(pin_memory)
+  dl$num_workers <- num_workers
+  dl$generator <- generator
+  dl$epochs <- 0
+  dl$.has_getbatch <- is.function(dataset$.getbatch)
+  dl$collate_fn <- collate_fn %||%
+    if (is.null(batch_size) || dl$.has_getbatch) default_convert else default_collate
+  dl$.iter <- function() dataloader_make_iter(dl)
+  dl$.length <- function() length(dl)
+  class(dl) <- "dataloader"
+  dl
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+#' @export
+is_dataloader <- function(x) inherits(x, "dataloader")
+
+#' @export
+length.dataloader <- function(x) {
+  n <- length(x$dataset)
+  if (is.null(x$batch_size)) return(n)
+  if (x$drop_last) n %/% x$batch_size else as.integer(ceiling(n / x$batch_size))
+}
+
+#' @export
+print.dataloader <- function(x, ...) {
+  cat("<dataloader> ", length(x), " batches of ", x$batch_size %||% "single", " samples",
+      if (x$shuffle) ", shuffled", "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+dataloader_make_iter <- function(dataloader) {
+  if (!is_dataloader(dataloader)) value_error("dataloader_make_iter: expected a dataloader")
+  dl <- dataloader
+  n <- length(dl$dataset)
+  order <- if (!dl$shuffle) {
+    seq_len(n)
+  } else {
+    seed <- if (is.null(dl$generator)) NULL else c(as.numeric(dl$generator), dl$epochs)
+    .Call(rc_randperm, n, seed)  # Note [Shuffling order]
+  }
+  dl$epochs <- dl$epochs + 1
+  it <- new.env(parent = emptyenv())
+  it$loader <- dl
+  it$order <- order
+  it$position <- 0L
+  it$batches_left <- length(dl)
+  it$.next <- function() next_batch(it)
+  it$.length <- function() length(dl)
+  class(it) <- "dataloader_iter"
+  it
+}
+
+#' @export
+dataloader_next <- function(iter, completed = NULL) {
+  if (!inherits(iter, "dataloader_iter")) {
+    value_error("dataloader_next: expected an iterator from dataloader_make_iter()")
+  }
+  batch <- iter$.next()
+  if (is_exhausted_value(batch)) completed else batch
+}
+
+# The same sentinel as coro's exhausted(), so iter$.next() reads as in torch for R.
+exhausted_value <- function() as.symbol(".__exhausted__.")
+is_exhausted_value <- function(x) identical(x, exhausted_value())
+
+next_batch <- function(it) {
+  if (it$batches_left <= 0) return(exhausted_value())
+  it$batches_left <- it$batches_left - 1L
+  dl <- it$loader
+  size <- if (is.null(dl$batch_size)) 1L else min(dl$batch_size, length(it$order) - it$position)
+  index <- it$order[it$position + seq_len(size)]
+  it$position <- it$position + size
+  ds <- dl$dataset
+  data <- if (is.null(dl$batch_size)) {
+    ds$.getitem(index)
+  } else if (dl$.has_getbatch) {
+    ds$.getbatch(index)
+  } else {
+    lapply(index, function(i) ds$.getitem(i))
+  }
+  batch <- dl$collate_fn(data)
+  if (dl$pin_memory) pin_tensors(batch) else batch
+}
+
+# torch for R's default collate: tensors are stacked along a new first dim; R arrays and
+# vectors longer than one become tensors first; single numbers become a tensor of the batch
+# (integers int64, doubles float32, logicals bool); strings stay a character vector; lists are
+# collated element by element, keeping their names.
+default_collate <- function(batch) {
+  elem <- batch[[1]]
+  if (is_torch_tensor(elem)) return(torch_stack(batch, dim = 1))
+  if (is.atomic(elem) && !is.character(elem) && (length(elem) > 1 || is.array(elem))) {
+    return(torch_stack(lapply(batch, torch_tensor), dim = 1))
+  }
+  if (length(elem) == 1 && is.atomic(elem)) {
+    values <- unlist(batch, use.names = FALSE)
+    if (is.integer(elem)) return(torch_tensor(values, dtype = torch_long()))
+    if (is.numeric(elem)) return(torch_tensor(values, dtype = torch_float()))
+    if (is.logical(elem)) return(torch_tensor(values, dtype = torch_bool()))
+    if (is.character(elem)) return(values)
+  }
+  if (is.list(elem)) {
+    out <- lapply(seq_along(elem), function(i) default_collate(lapply(batch, `[[`, i)))
+    names(out) <- names(elem)
+    return(out)
+  }
+  value_error("dataloader: cannot collate samples of class '", class(elem)[1],
+              "'; give a collate_fn")
+}
+
+# For batches a dataset made itself (.getbatch): tensors stay, R values become tensors.
+default_convert <- function(data) {
+  if (is_torch_tensor(data)) return(data)
+  if (is.list(data)) return(lapply(data, default_convert))
+  tryCatch(torch_tensor(data), error = function(e) {
+    value_error("dataloader: cannot convert a batch of class '", class(data)[1], "' to a tensor")
+  })
+}
+
+# Host tensors of a batch copied to page-locked memory, so that `$cuda()` / `$to(device =)`
+# copies them asynchronously (Note [Pinned host cache] in the engine).
+pin_tensors <- function(x) {
+  if (is_torch_tensor(x)) return(if (x$is_cuda) x else .Call(rc_pin_memory, x))
+  if (is.list(x)) return(lapply(x, pin_tensors))
+  x
+}
+
+tensor_methods$pin_memory <- function(self) .Call(rc_pin_memory, self)
+tensor_methods$is_pinned <- function(self) .Call(rc_is_pinned, self)
+
+# ---- loops ---------------------------------------------------------------------------------
+
+#' @export
+loop <- function(loop) {
+  expr <- substitute(loop)
+  env <- parent.frame()
+  if (!is.call(expr) || !identical(expr[[1]], as.name("for"))) {
+    value_error("loop: expects a for loop, as in loop(for (batch in dl) { ... })")
+  }
+  step <- loop_stepper(eval(expr[[3]], env))
+  # A real repeat loop in the caller's frame, so that break and next in the body work.
+  eval(bquote(repeat {
+    if (!.(step$advance)()) break
+    .(expr[[2]]) <- .(step$value)()
+    .(expr[[4]])
+  }), env)
+  invisible(NULL)
+}
+
+# advance() moves to the next element (FALSE at the end); value() is that element.
+loop_stepper <- function(x) {
+  next_value <- if (is_dataloader(x)) {
+    iter <- dataloader_make_iter(x)
+    iter$.next
+  } else if (inherits(x, "dataloader_iter")) {
+    x$.next
+  } else if (is.function(x)) {
+    x  # an iterator function, as coro's: returns values, then the exhausted sentinel
+  } else {
+    i <- 0L
+    function() {
+      if (i >= length(x)) return(exhausted_value())
+      i <<- i + 1L
+      x[[i]]
+    }
+  }
+  current <- NULL
+  list(
+    advance = function() {
+      v <- next_value()
+      if (is_exhausted_value(v)) return(FALSE)
+      current <<- v
+      TRUE
+    },
+    value = function() current
+  )
+}
+
+# coro::loop(for (b in dl) ...) asks coro::as_iterator(dl): this method, registered in coro's
+# namespace when coro is loaded (s3_register, as vctrs does), so coro stays optional.
+as_iterator_dataloader <- function(x) {
+  iter <- dataloader_make_iter(x)
+  exhausted <- if (requireNamespace("coro", quietly = TRUE)) coro::exhausted() else exhausted_value()
+  function() dataloader_next(iter, exhausted)
+}
+
+# Registers `method` for generic "pkg::generic" now if pkg is loaded, and whenever it loads.
+s3_register <- function(generic, class, method) {
+  parts <- strsplit(generic, "::", fixed = TRUE)[[1]]
+  package <- parts[1]
+  name <- parts[2]
+  register <- function(...) {
+    registerS3method(name, class, method, envir = asNamespace(package))
+  }
+  hook <- structure(register, rcuda_s3_hook = paste(generic, class))
+  event <- packageEvent(package, "onLoad")
+  others <- Filter(function(h) !identical(attr(h, "rcuda_s3_hook"), attr(hook, "rcuda_s3_hook")),
+                   getHook(event))
+  setHook(event, NULL, "replace")
+  for (h in c(others, list(hook))) setHook(event, h, "append")
+  if (isNamespaceLoaded(package)) register()
+  invisible(NULL)
+}
+
+register_coro_methods <- function() {
+  s3_register("coro::as_iterator", "dataloader", as_iterator_dataloader)
+}

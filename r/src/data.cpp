@@ -1,0 +1,121 @@
+// The engine side of datasets and data loaders: batches gathered with one index_select per
+// tensor, the shuffling order, pinned host memory, and idx image bytes as tensors.
+#include <algorithm>
+#include <cmath>
+
+#include "rcuda/core/philox.h"
+#include "rcuda_r.h"
+
+using namespace rcuda;
+using namespace rcuda::r;
+
+namespace {
+
+// 1-based R positions (integer or double) checked against `n` samples, as 0-based int64.
+std::vector<int64_t> sample_positions(SEXP index, int64_t n, const char* caller) {
+  RCUDA_CHECK(TYPEOF(index) == INTSXP || TYPEOF(index) == REALSXP, ValueError, caller,
+              ": index must be numbers, got an R ", Rf_type2char(TYPEOF(index)));
+  const R_xlen_t count = Rf_xlength(index);
+  std::vector<int64_t> positions(static_cast<size_t>(count));
+  for (R_xlen_t i = 0; i < count; ++i) {
+    const double v = TYPEOF(index) == INTSXP
+                         ? (INTEGER(index)[i] == NA_INTEGER ? NAN : INTEGER(index)[i])
+                         : REAL(index)[i];
+    RCUDA_CHECK(v == std::floor(v) && v >= 1 && v <= static_cast<double>(n), IndexError, caller,
+                ": index ", v, " is out of range for ", n, " samples (indices start at 1)");
+    positions[static_cast<size_t>(i)] = static_cast<int64_t>(v) - 1;
+  }
+  return positions;
+}
+
+}  // namespace
+
+// The samples at `index` of every tensor in the list `tensors` (all with the same first size),
+// as a list with the same names: one index_select per tensor, or with drop and a single index,
+// one select (the sample without its batch dim, as .getitem gives it).
+extern "C" SEXP rc_index_batch(SEXP tensors, SEXP index, SEXP drop, SEXP caller) {
+  RCUDA_BEGIN
+  const char* op = CHAR(STRING_ELT(caller, 0));
+  const R_xlen_t count = Rf_xlength(tensors);
+  cpp11::writable::list out(count);
+  if (count == 0) return out;
+  std::vector<int64_t> positions;
+  std::vector<Tensor> index_on;  // the index tensor on each device it is needed on
+  for (R_xlen_t k = 0; k < count; ++k) {
+    const Tensor& t = unwrap(VECTOR_ELT(tensors, k));
+    RCUDA_CHECK(t.dim() >= 1, ShapeError, op, ": tensor ", k + 1,
+                " is 0-d; samples are taken along a first dim");
+    if (k == 0) positions = sample_positions(index, t.size(0), op);
+    RCUDA_CHECK(t.size(0) == unwrap(VECTOR_ELT(tensors, 0)).size(0), ShapeError, op, ": tensor ",
+                k + 1, " has ", t.size(0), " samples but tensor 1 has ",
+                unwrap(VECTOR_ELT(tensors, 0)).size(0));
+    if (Rf_asLogical(drop) == TRUE && positions.size() == 1) {
+      out[k] = wrap(t.select(0, positions[0]));
+      continue;
+    }
+    Tensor idx;
+    for (const Tensor& candidate : index_on)
+      if (candidate.device() == t.device()) idx = candidate;
+    if (!idx.defined()) {
+      idx = from_data(positions.data(), {static_cast<int64_t>(positions.size())}, DType::Int64,
+                      t.device());
+      index_on.push_back(idx);
+    }
+    out[k] = wrap(rcuda::index_select(t, 0, idx));
+  }
+  out.names() = Rf_getAttrib(tensors, R_NamesSymbol);
+  return out;
+  RCUDA_END
+}
+
+// A random order of 1..n from Philox bits: with `seed` NULL the default generator's next
+// (seed, offset), so torch_manual_seed() fixes it; else seed = c(seed, offset), a loader's own.
+extern "C" SEXP rc_randperm(SEXP n, SEXP seed) {
+  RCUDA_BEGIN
+  const double count = Rf_asReal(n);
+  RCUDA_CHECK(count >= 0 && count <= 2147483647.0 && count == std::floor(count), ValueError,
+              "randperm: n must be a whole number in [0, 2^31), got ", count);
+  uint64_t s = 0, offset = 0;
+  if (Rf_isNull(seed)) {
+    std::tie(s, offset) = default_generator().next();
+  } else {
+    RCUDA_CHECK(Rf_xlength(seed) == 2, ValueError, "randperm: seed must be c(seed, offset)");
+    s = static_cast<uint64_t>(REAL(seed)[0]);
+    offset = static_cast<uint64_t>(REAL(seed)[1]);
+  }
+  // Sorting by random 64-bit keys gives a uniform permutation (ties, at odds 2^-64 per pair,
+  // fall back to position, so the order is still a function of the seed).
+  std::vector<std::pair<uint64_t, int>> keys(static_cast<size_t>(count));
+  for (size_t i = 0; i < keys.size(); ++i)
+    keys[i] = {philox::random_bits64(s, offset, i), static_cast<int>(i)};
+  std::sort(keys.begin(), keys.end());
+  cpp11::writable::integers out(static_cast<R_xlen_t>(keys.size()));
+  for (size_t i = 0; i < keys.size(); ++i) out[static_cast<R_xlen_t>(i)] = keys[i].second + 1;
+  return out;
+  RCUDA_END
+}
+
+// A copy of a CPU tensor in page-locked memory (Note [Pinned host cache] in the engine), whose
+// copies to a GPU run asynchronously.
+extern "C" SEXP rc_pin_memory(SEXP x) {
+  RCUDA_BEGIN
+  return wrap(cuda::pin_memory(unwrap(x)));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_is_pinned(SEXP x) {
+  RCUDA_BEGIN
+  return Rf_ScalarLogical(cuda::is_pinned(unwrap(x)));
+  RCUDA_END
+}
+
+// Bytes as a uint8 tensor of `shape`, row-major: the pixel order of idx files.
+extern "C" SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape) {
+  RCUDA_BEGIN
+  RCUDA_CHECK(TYPEOF(bytes) == RAWSXP, ValueError, "uint8_from_raw: expected a raw vector");
+  const Shape s = shape_arg(shape);
+  RCUDA_CHECK(numel(s) == Rf_xlength(bytes), ShapeError, "uint8_from_raw: ", Rf_xlength(bytes),
+              " bytes do not fill shape ", shape_str(s));
+  return wrap(from_data(RAW(bytes), s, DType::UInt8));
+  RCUDA_END
+}
