@@ -4,16 +4,25 @@
 #   epoch 1/5  loss 0.512  acc 0.83  valid_loss 0.47  valid_acc 0.85  12,345 samples/s  3.2 s
 # which is all a non-interactive session (Rscript) prints.
 #
-# The bar reads the running sums back from the device only when cli says a redraw is due
-# (cli's `__cli_update_due`, a timer flag), not per batch: Note [One read-back per phase].
+# The bar reads the running sums back from the device only when it redraws, not per batch
+# (Note [One read-back per phase] in fit.R): first once the epoch has run for cli's
+# `cli.progress_show_after` seconds (2 by default; shorter epochs show no bar), then every
+# `refresh` seconds. `due` replaces that clock in tests.
 
-fit_reporter <- function(verbose, bar, due = function() cli::`__cli_update_due`) {
+fit_reporter <- function(verbose, bar, due = NULL, refresh = 0.25) {
   quiet <- function(...) invisible(NULL)
   if (!verbose) return(list(epoch_begin = quiet, batch = NULL, epoch_end = quiet, note = quiet))
   state <- new.env(parent = emptyenv())
+  if (is.null(due)) due <- function() {
+    t <- now()
+    if (t < state$next_redraw) return(FALSE)
+    state$next_redraw <- t + refresh
+    TRUE
+  }
   list(
     epoch_begin = function(epoch, epochs, total) {
       state$started <- now()
+      state$next_redraw <- state$started + getOption("cli.progress_show_after", 2)
       if (bar) state$id <- start_bar(epoch, epochs, total)
     },
     batch = if (bar) function(i, samples, loss_sum, metrics) {
@@ -37,8 +46,8 @@ start_bar <- function(epoch, epochs, total) {
   format <- if (is.na(total)) {
     paste(label, "{cli::pb_spin} batch {cli::pb_current}  {cli::pb_extra$stats}  {cli::pb_elapsed}")
   } else {
-    paste(label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total}  {cli::pb_extra$stats}",
-          " ETA {cli::pb_eta}")
+    paste(label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total} ETA {cli::pb_eta}",
+          " {cli::pb_extra$stats}")
   }
   cli::cli_progress_bar(total = total, format = format, extra = list(stats = ""), clear = TRUE,
                         .envir = parent.frame(2))

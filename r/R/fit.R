@@ -20,9 +20,8 @@
 fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL,
                 metrics = list(), callbacks = list(), scheduler = NULL, device = NULL,
                 verbose = NULL, batch_to = NULL) {
-  caller <- parent.frame()
   check_fit_args(model, loss_fn, optimizer, epochs, batch_to)
-  verbose <- if (is.null(verbose)) interactive() else verbose
+  verbose <- if (is.null(verbose)) fit_is_interactive() else verbose
   if (!is.logical(verbose) || length(verbose) != 1 || is.na(verbose)) {
     value_error("fit: verbose must be TRUE, FALSE or NULL, got ", deparse(verbose)[1])
   }
@@ -45,13 +44,13 @@ fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL
     run_hooks(hooks$on_epoch_begin, ctx)
     started <- now()
     reporter$epoch_begin(epoch, epochs, train_batches)
-    train <- train_phase(ctx, train_dl, batch_to, hooks, reporter, caller)
+    train <- train_phase(ctx, train_dl, batch_to, hooks, reporter)
     train_seconds <- now() - started
     if (is.na(train_batches)) train_batches <- train$batches
     record <- c(list(epoch = epoch), prefixed(train$values, "train_"))
     if (!is.null(valid_dl)) {
       run_hooks(hooks$on_valid_begin, ctx)
-      valid <- valid_phase(ctx, valid_dl, batch_to, caller)
+      valid <- valid_phase(ctx, valid_dl, batch_to)
       if (is.na(valid_batches)) valid_batches <- valid$batches
       record <- c(record, prefixed(valid$values, "valid_"))
       run_hooks(hooks$on_valid_end, ctx)
@@ -116,7 +115,7 @@ now <- function() as.numeric(Sys.time())
 # ---- phases ---------------------------------------------------------------------------------
 
 # Note [fit is the hand-written loop] and [One read-back per phase].
-train_phase <- function(ctx, dl, batch_to, hooks, reporter, caller) {
+train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   model <- ctx$model
   optimizer <- ctx$optimizer
   loss_fn <- ctx$loss_fn
@@ -127,8 +126,11 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter, caller) {
   loss_sum <- zero_sum(device)
   samples <- 0
   model$train()
-  next_batch <- batch_iterator(dl, caller, "train_dl")
+  next_batch <- batch_iterator(dl, "train_dl")
   i <- 0L
+  step <- ctx$step
+  # Only hooks can stop training or read the batch, so without batch hooks the loop touches
+  # ctx not at all (each `ctx$` costs an S3 dispatch attempt on its class).
   repeat {
     batch <- next_batch()
     if (is_end_of_batches(batch)) break
@@ -138,33 +140,37 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter, caller) {
       run_hooks(hooks$on_batch_begin, ctx)
     }
     b <- prepare_batch(batch, device, batch_to)
+    x <- b[[1L]]
+    y <- b[[2L]]
     optimizer$zero_grad()
-    pred <- model(b$x)
-    loss <- loss_fn(pred, b$y)
+    pred <- model(x)
+    loss <- loss_fn(pred, y)
     loss$backward()
     optimizer$step()
-    n <- batch_size(b)
+    n <- batch_size(x, y)
     samples <- samples + n
-    loss_sum <- torch_add(loss_sum, .Call(rc_detach, loss), alpha = n)
-    if (length(metrics)) update_metrics(metrics, pred, b$y)
-    ctx$step <- ctx$step + 1L
+    loss_sum <- .Call(rc_add_alpha, loss_sum, .Call(rc_detach, loss), n, FALSE)
+    if (length(metrics)) update_metrics(metrics, pred, y)
+    step <- step + 1L
+    if (!is.null(report)) report(i, samples, loss_sum, metrics)
     if (batch_hooks) {
-      ctx$x <- b$x
-      ctx$y <- b$y
+      ctx$step <- step
+      ctx$x <- x
+      ctx$y <- y
       ctx$pred <- pred
       ctx$loss <- loss
       run_hooks(hooks$on_batch_end, ctx)
+      if (isTRUE(ctx$stop_training)) break
     }
-    if (!is.null(report)) report(i, samples, loss_sum, metrics)
-    if (isTRUE(ctx$stop_training)) break
   }
+  ctx$step <- step
   if (i == 0L) value_error("fit: train_dl gave no batches in epoch ", ctx$epoch)
   if (batch_hooks) ctx$x <- ctx$y <- ctx$pred <- ctx$loss <- NULL
   list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,
        batches = i)
 }
 
-valid_phase <- function(ctx, dl, batch_to, caller) {
+valid_phase <- function(ctx, dl, batch_to) {
   model <- ctx$model
   loss_fn <- ctx$loss_fn
   device <- ctx$device
@@ -172,19 +178,19 @@ valid_phase <- function(ctx, dl, batch_to, caller) {
   loss_sum <- zero_sum(device)
   samples <- 0
   model$eval()
-  next_batch <- batch_iterator(dl, caller, "valid_dl")
+  next_batch <- batch_iterator(dl, "valid_dl")
   i <- 0L
   with_no_grad(repeat {
     batch <- next_batch()
     if (is_end_of_batches(batch)) break
     i <- i + 1L
     b <- prepare_batch(batch, device, batch_to)
-    pred <- model(b$x)
-    loss <- loss_fn(pred, b$y)
-    n <- batch_size(b)
+    pred <- model(b[[1L]])
+    loss <- loss_fn(pred, b[[2L]])
+    n <- batch_size(b[[1L]], b[[2L]])
     samples <- samples + n
-    loss_sum <- torch_add(loss_sum, loss, alpha = n)
-    if (length(metrics)) update_metrics(metrics, pred, b$y)
+    loss_sum <- .Call(rc_add_alpha, loss_sum, loss, n, FALSE)
+    if (length(metrics)) update_metrics(metrics, pred, b[[2L]])
   })
   if (i == 0L) value_error("fit: valid_dl gave no batches in epoch ", ctx$epoch)
   list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,
@@ -230,15 +236,14 @@ read_back <- function(values) {
 # ---- batches --------------------------------------------------------------------------------
 
 # Note [Iteration protocol]
-# fit() takes a plain list of batches, or any object that the functions dataloader_make_iter(dl)
-# and dataloader_next(iter, completed = NULL) iterate: dataloader_next returns the next batch, or
-# `completed` once the iterator is exhausted. torch for R's dataloaders follow it, and so do
-# rcuda's. The functions are rcuda's own where rcuda has them, else those visible where fit() was
-# called (torch for R's, or a user's generics), looked up when the epoch starts.
+# fit() takes a plain list of batches, or any object that the S3 generics
+# dataloader_make_iter(dl) and dataloader_next(iter, completed = NULL) iterate (R/data-loader.R):
+# dataloader_next returns the next batch, or `completed` once the iterator is exhausted, as
+# torch for R's do. rcuda's dataloaders have methods; another loader class gets two methods.
 end_of_batches <- new.env(parent = emptyenv())
 is_end_of_batches <- function(x) identical(x, end_of_batches)
 
-batch_iterator <- function(dl, caller, what) {
+batch_iterator <- function(dl, what) {
   if (is.list(dl) && !is.object(dl)) {
     i <- 0L
     n <- length(dl)
@@ -248,20 +253,18 @@ batch_iterator <- function(dl, caller, what) {
       dl[[i]]
     })
   }
-  make_iter <- protocol_function("dataloader_make_iter", caller, what, dl)
-  next_of <- protocol_function("dataloader_next", caller, what, dl)
-  iter <- make_iter(dl)
-  function() next_of(iter, end_of_batches)
+  if (!has_s3_method("dataloader_make_iter", dl)) {
+    value_error("fit: ", what, " must be a list of batches or a dataloader, got ", describe(dl),
+                " (a loader class needs dataloader_make_iter() and dataloader_next() methods)")
+  }
+  iter <- dataloader_make_iter(dl)
+  function() dataloader_next(iter, end_of_batches)
 }
 
-protocol_function <- function(name, caller, what, dl) {
-  f <- get0(name, envir = topenv(), inherits = FALSE, mode = "function")
-  if (is.null(f)) f <- get0(name, envir = caller, mode = "function")
-  if (is.null(f)) {
-    value_error("fit: ", what, " must be a list of batches or a dataloader, got ", describe(dl),
-                " (and no ", name, "() is available to iterate it)")
-  }
-  f
+has_s3_method <- function(generic, x) {
+  any(vapply(class(x), function(cl) {
+    !is.null(utils::getS3method(generic, cl, optional = TRUE, envir = topenv()))
+  }, logical(1)))
 }
 
 # Batches per epoch where the loader says (a list, or an object with a length() method), else NA
@@ -269,32 +272,30 @@ protocol_function <- function(name, caller, what, dl) {
 batch_count <- function(dl) {
   if (is.null(dl)) return(NA_integer_)
   if (is.list(dl) && !is.object(dl)) return(length(dl))
-  has_length <- any(vapply(class(dl), function(cl) {
-    !is.null(utils::getS3method("length", cl, optional = TRUE))
-  }, logical(1)))
-  if (has_length) as.integer(length(dl)) else NA_integer_
+  if (has_s3_method("length", dl)) as.integer(length(dl)) else NA_integer_
 }
 
-# list(x =, y =) on the device. A batch is list(x, y), a list with elements x and y, or a list
+# list(x, y) on the device. A batch is list(x, y), a list with elements x and y, or a list
 # whose first element is the input and whose second is the target.
 prepare_batch <- function(batch, device, batch_to) {
   if (!is.null(batch_to)) return(split_batch(batch_to(batch, device)))
   b <- split_batch(batch)
-  list(x = to_device(b$x, device), y = to_device(b$y, device))
+  list(to_device(b[[1L]], device), to_device(b[[2L]], device))
 }
 
 split_batch <- function(batch) {
-  if (!is.list(batch) || is_torch_tensor(batch)) {
+  if (!is.list(batch)) {
     value_error("fit: a batch must be list(x, y) or a list with elements x and y, got ",
                 describe(batch))
   }
-  nm <- names(batch)
-  if (!is.null(nm) && "x" %in% nm && "y" %in% nm) return(list(x = batch[["x"]], y = batch[["y"]]))
+  x <- .subset2(batch, "x")
+  y <- .subset2(batch, "y")
+  if (!is.null(x) && !is.null(y)) return(list(x, y))
   if (length(batch) < 2) {
     value_error("fit: a batch must hold an input and a target (list(x, y)), got a list of length ",
                 length(batch))
   }
-  list(x = batch[[1]], y = batch[[2]])
+  list(.subset2(batch, 1L), .subset2(batch, 2L))
 }
 
 # Tensors anywhere in x (lists of them included) moved to the device; other values unchanged.
@@ -308,9 +309,9 @@ to_device <- function(x, device) {
 }
 
 # Samples in a batch: the first dim of the target's first tensor (else the input's).
-batch_size <- function(b) {
-  n <- first_dim(b$y)
-  if (is.na(n)) n <- first_dim(b$x)
+batch_size <- function(x, y) {
+  n <- first_dim(y)
+  if (is.na(n)) n <- first_dim(x)
   if (is.na(n)) 1 else n
 }
 
