@@ -112,7 +112,9 @@ check_monitor_available <- function(who, monitor, ctx) {
   if (!monitor %in% ctx$monitors) {
     value_error(who, ": monitor '", monitor, "' is not recorded by this fit() (it records ",
                 paste(ctx$monitors, collapse = ", "), ")",
-                if (startsWith(monitor, "valid_")) "; give fit() a valid_dl to record valid_ values")
+                if (startsWith(monitor, "valid_")) {
+                  "; give fit() a valid_dl to record valid_ values"
+                })
   }
 }
 
@@ -242,7 +244,9 @@ callback_lr_scheduler <- function(scheduler, call_on = "epoch", monitor = NULL) 
     name = "lr_scheduler",
     on_fit_begin = function(ctx) {
       if (plateau) {
-        if (is.null(monitor)) monitor <<- if ("valid_loss" %in% ctx$monitors) "valid_loss" else "train_loss"
+        if (is.null(monitor)) {
+          monitor <<- if ("valid_loss" %in% ctx$monitors) "valid_loss" else "train_loss"
+        }
         check_monitor_available(who, monitor, ctx)
       }
     },

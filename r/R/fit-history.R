@@ -24,7 +24,7 @@ print.rcuda_fit_history <- function(x, ...) {
   table <- r[shown, , drop = FALSE]
   for (n in setdiff(names(table), c("epoch", "samples_per_s"))) {
     digits <- if (n == "seconds") 3 else 4
-    table[[n]] <- vapply(table[[n]], function(v) trimws(formatC(v, digits = digits, format = "fg")), "")
+    table[[n]] <- trimws(formatC(table[[n]], digits = digits, format = "fg"))
   }
   table$samples_per_s <- format(round(table$samples_per_s), big.mark = ",", scientific = FALSE)
   text <- utils::capture.output(print(table, row.names = FALSE, right = TRUE))

@@ -63,8 +63,8 @@ format_epoch_line <- function(record, epochs) {
 }
 
 format_values <- function(values, prefix) {
-  vapply(names(values), function(n) paste0(prefix, n, " ", format_number(values[[n]])), character(1),
-         USE.NAMES = FALSE)
+  vapply(names(values), function(n) paste0(prefix, n, " ", format_number(values[[n]])),
+         character(1), USE.NAMES = FALSE)
 }
 
 format_number <- function(x) {

@@ -75,8 +75,9 @@ check_fit_args <- function(model, loss_fn, optimizer, epochs, batch_to) {
     value_error("fit: loss_fn must be a function or a loss module (nnf_mse_loss, ",
                 "nn_cross_entropy_loss(), ...), got ", describe(loss_fn))
   }
-  if (!is_optimizer(optimizer) &&
-        !(is.environment(optimizer) && is.function(optimizer$zero_grad) && is.function(optimizer$step))) {
+  steps <- is.environment(optimizer) && is.function(optimizer$zero_grad) &&
+    is.function(optimizer$step)
+  if (!is_optimizer(optimizer) && !steps) {
     value_error("fit: optimizer must be an optimizer (optim_adam(model$parameters), ...), got ",
                 describe(optimizer))
   }

@@ -169,7 +169,8 @@ test_that("callback_model_checkpoint says so when torch_save() is missing", {
 })
 
 test_that("callback_model_checkpoint writes the model's state dict with torch_save()", {
-  skip_if_not(exists("torch_save", envir = ns, inherits = FALSE), "torch_save() is not in rcuda yet")
+  skip_if_not(exists("torch_save", envir = ns, inherits = FALSE),
+              "torch_save() is not in rcuda yet")
   file <- tempfile(fileext = ".safetensors")
   snapshots <- list()
   snap <- callback(on_epoch_end = function(ctx) snapshots[[ctx$epoch]] <<- param_arrays(ctx$model))

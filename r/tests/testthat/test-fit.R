@@ -270,10 +270,11 @@ test_that("fit on CUDA gives the CPU's losses and metrics within float32 toleran
   valid <- batches_of(v$X, v$Y, 20)
   cpu <- regression_mlp(12)
   gpu <- regression_mlp(12)  # moved by fit(device =), after its optimizer was made
-  h_cpu <- quiet_fit(cpu, train, nnf_mse_loss, optim_adam(cpu$parameters, lr = 0.01), epochs = 3,
-                     valid_dl = valid, metrics = list(metric_mae()))
-  h_gpu <- quiet_fit(gpu, train, nnf_mse_loss, optim_adam(gpu$parameters, lr = 0.01), epochs = 3,
-                     valid_dl = valid, metrics = list(metric_mae()), device = "cuda")
+  sgd <- function(m) optim_sgd(m$parameters, lr = 0.05, momentum = 0.9)
+  h_cpu <- quiet_fit(cpu, train, nnf_mse_loss, sgd(cpu), epochs = 3, valid_dl = valid,
+                     metrics = list(metric_mae()))
+  h_gpu <- quiet_fit(gpu, train, nnf_mse_loss, sgd(gpu), epochs = 3, valid_dl = valid,
+                     metrics = list(metric_mae()), device = "cuda")
   expect_match(h_gpu$device, "^cuda")
   expect_true(all(vapply(gpu$parameters, function(p) p$is_cuda, logical(1))))
   for (col in c("train_loss", "train_mae", "valid_loss", "valid_mae")) {
