@@ -6,7 +6,7 @@ RCUDA_WITH_CUDA ?= AUTO
 # ccache hits across checkouts in different folders (CI builds a fresh clone elsewhere).
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps configure build demo layers test bench format lint clean
+.PHONY: all deps configure build demo r-install layers test bench format lint clean
 
 all: build
 
@@ -21,10 +21,16 @@ configure: $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	$(BUILD)/apps/demo/rcuda_demo
-	$(BUILD)/apps/cli/rcuda doctor
-	$(BUILD)/apps/cli/rcuda bench --size 2000
+# The main job: the environment's diagnosis, then a CNN trained on Fashion-MNIST from R on the
+# best device (examples/train_fashion_mnist.R; its PNG and model go to fashion-mnist-output/).
+demo: build r-install
+	$(BUILD)/apps/cli/rcuda doctor || true
+	R_LIBS=$(BUILD)/r-lib Rscript examples/train_fashion_mnist.R
+
+# The R package, installed into $(BUILD)/r-lib against this build of the engine.
+r-install: build
+	@mkdir -p $(BUILD)/r-lib
+	RCUDA_HOME=$(CURDIR) RCUDA_BUILD=$(abspath $(BUILD)) R CMD INSTALL --no-multiarch -l $(BUILD)/r-lib r >$(BUILD)/r-install.log 2>&1 || (cat $(BUILD)/r-install.log; exit 1)
 
 # Every include follows its folder's "May include:" line (docs/ARCHITECTURE.md); runs before the
 # build, in a second.
