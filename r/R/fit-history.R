@@ -45,7 +45,10 @@ plot.rcuda_fit_history <- function(x, ggplot = FALSE, ...) {
   r <- x$records
   quantities <- plotted_quantities(r)
   k <- length(quantities)
-  old <- graphics::par(mfrow = if (k <= 3) c(k, 1) else c(ceiling(k / 2), 2), mar = c(4, 4, 1.5, 1))
+  # Panels side by side on a wide device, stacked on others; two columns beyond three.
+  size <- grDevices::dev.size()
+  grid <- if (k > 3) c(ceiling(k / 2), 2) else if (size[1] > 1.5 * size[2]) c(1, k) else c(k, 1)
+  old <- graphics::par(mfrow = grid, mar = c(4, 4, 1.5, 1))
   on.exit(graphics::par(old))
   type <- if (nrow(r) == 1) "p" else "b"
   for (q in quantities) {

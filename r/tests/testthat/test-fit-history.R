@@ -103,6 +103,11 @@ test_that("plot() draws the history into a PNG file under Rscript", {
   plot(h)
   dev.off()
   expect_gt(file.size(file), 1000)
+  wide <- tempfile(fileext = ".png")  # panels side by side
+  png(wide, width = 900, height = 420)
+  plot(h)
+  dev.off()
+  expect_gt(file.size(wide), 1000)
   # One epoch, no validation: points only, one legend entry.
   h1 <- quiet_fit(m, train, nnf_cross_entropy, optim_sgd(m$parameters, lr = 0.1))
   file1 <- tempfile(fileext = ".png")
