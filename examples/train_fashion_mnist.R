@@ -72,7 +72,7 @@ seconds <- proc.time()[["elapsed"]] - start
 print(history)
 
 records <- as.data.frame(history)
-accuracy <- tail(records$valid_accuracy, 1)
+accuracy <- tail(records$valid_acc, 1)
 cat(sprintf("test accuracy after %d epochs: %.2f%% (%.1f s of training on %s)\n",
             epochs, 100 * accuracy, seconds, device))
 

@@ -76,9 +76,19 @@ print.dataloader <- function(x, ...) {
   invisible(x)
 }
 
+# dataloader_make_iter() and dataloader_next() are S3 generics, so that other loaders (a class
+# with these two methods) iterate wherever rcuda's do: fit() (Note [Iteration protocol] in
+# fit.R), loop(). Calls read as torch for R's plain functions.
 #' @export
-dataloader_make_iter <- function(dataloader) {
-  if (!is_dataloader(dataloader)) value_error("dataloader_make_iter: expected a dataloader")
+dataloader_make_iter <- function(dataloader) UseMethod("dataloader_make_iter")
+
+#' @export
+dataloader_make_iter.default <- function(dataloader) {
+  value_error("dataloader_make_iter: expected a dataloader")
+}
+
+#' @export
+dataloader_make_iter.dataloader <- function(dataloader) {
   dl <- dataloader
   n <- length(dl$dataset)
   order <- if (!dl$shuffle) {
@@ -100,10 +110,15 @@ dataloader_make_iter <- function(dataloader) {
 }
 
 #' @export
-dataloader_next <- function(iter, completed = NULL) {
-  if (!inherits(iter, "dataloader_iter")) {
-    value_error("dataloader_next: expected an iterator from dataloader_make_iter()")
-  }
+dataloader_next <- function(iter, completed = NULL) UseMethod("dataloader_next")
+
+#' @export
+dataloader_next.default <- function(iter, completed = NULL) {
+  value_error("dataloader_next: expected an iterator from dataloader_make_iter()")
+}
+
+#' @export
+dataloader_next.dataloader_iter <- function(iter, completed = NULL) {
   batch <- iter$.next()
   if (is_exhausted_value(batch)) completed else batch
 }
