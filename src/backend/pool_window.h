@@ -64,7 +64,7 @@ RCUDA_HOST_DEVICE inline WindowSpan window_span(int64_t o, const PoolDim& d, boo
 RCUDA_HOST_DEVICE inline int64_t avg_divisor(const PoolArgs& a, const WindowSpan& r,
                                              const WindowSpan& c) {
   if (a.adaptive) return (r.end - r.first) * (c.end - c.first);
-  if (a.divisor_override > 0) return a.divisor_override;
+  if (a.divisor_override != 0) return a.divisor_override;
   if (a.count_include_pad) return r.padded * c.padded;
   return (r.end - r.first) * (c.end - c.first);
 }

@@ -93,7 +93,7 @@ enum class PoolOp : uint8_t { Max, Avg };
 // output (oh, ow) covers rows oh * stride_h - pad_h + k * dilation_h, k < kernel_h (and
 // likewise columns); adaptive windows: rows [floor(oh * H / OH), ceil((oh + 1) * H / OH)),
 // the kernel, stride, padding and dilation fields unused. Average pooling's divisor:
-// divisor_override when > 0, else the window clipped to the padded input (count_include_pad)
+// divisor_override unless 0, else the window clipped to the padded input (count_include_pad)
 // or to the input.
 struct PoolArgs {
   PoolOp op = PoolOp::Max;

@@ -9,3 +9,5 @@
 #include "rcuda/nn/activation.h"
 #include "rcuda/nn/layers.h"
 #include "rcuda/nn/loss.h"
+#include "rcuda/nn/norm.h"
+#include "rcuda/nn/pool.h"

@@ -14,8 +14,10 @@ namespace {
 
 using dnnl::normalization_flags;
 
+// [N, C, S] as 4-D [N, C, S, 1]: oneDNN's JIT implementations cover nchw and nhwc, while 3-D
+// data would only get its reference one.
 dnnl::memory::desc data_desc(const Tensor& t) {
-  return f32_desc({t.shape()[0], t.shape()[1], t.shape()[2]}, !t.is_contiguous());
+  return f32_desc({t.shape()[0], t.shape()[1], t.shape()[2], 1}, !t.is_contiguous());
 }
 
 dnnl::memory::desc channel_desc(int64_t channels) {
@@ -118,7 +120,14 @@ bool try_batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
     args.emplace(DNNL_ARG_SCALE, wrap(channel, w));
     args.emplace(DNNL_ARG_DIFF_SCALE, wrap(channel, dw));
   }
-  if (shift) args.emplace(DNNL_ARG_DIFF_SHIFT, wrap(channel, grad_bias));
+  Tensor unused_shift;
+  if (shift) {
+    // oneDNN asks for the shift even though its gradient does not read it.
+    unused_shift = Tensor::empty({channels}, DType::Float32);
+    for (int64_t c = 0; c < channels; ++c) unused_shift.data<float>()[c] = 0.0f;
+    args.emplace(DNNL_ARG_SHIFT, wrap(channel, unused_shift));
+    args.emplace(DNNL_ARG_DIFF_SHIFT, wrap(channel, grad_bias));
+  }
   execute(dnnl::batch_normalization_backward(pd), args, "batch_norm_backward");
   return true;
 }

@@ -23,7 +23,7 @@ int64_t right_padding(int64_t in, int64_t out, int64_t extent, int64_t stride, i
 }
 
 bool geometry(const PoolArgs& a, int64_t h, int64_t w, int64_t oh, int64_t ow, PoolGeometry* g) {
-  if (a.adaptive || a.divisor_override > 0) return false;
+  if (a.adaptive || a.divisor_override != 0) return false;
   const bool max = a.op == PoolOp::Max;
   const int64_t extent_h = max ? (a.kernel_h - 1) * a.dilation_h + 1 : a.kernel_h;
   const int64_t extent_w = max ? (a.kernel_w - 1) * a.dilation_w + 1 : a.kernel_w;
