@@ -35,5 +35,7 @@ bool is_pinned(const Tensor&) { return false; }
 double time_ms(int, const std::function<void()>&) { not_built("time_ms"); }
 void set_allow_tf32(bool) {}
 bool allow_tf32() { return false; }
+void set_cudnn_batch_norm(bool) {}
+bool cudnn_batch_norm() { return false; }
 
 }  // namespace rcuda::cuda

@@ -3,6 +3,7 @@
 // format checks of outputs.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,18 @@ inline Tensor in_layout(const Tensor& t, Layout layout) {
   const Tensor view = Tensor::empty(wide, t.dtype()).slice(t.dim() - 1, 1, wide.back(), 2);
   write_through(view, v);
   return view;
+}
+
+// in_layout's tensor on `device`: the same buffer copied there whole (rcuda's device copy of a
+// contiguous tensor), then the same view taken of it, so that the layout is the same there.
+inline Tensor in_layout_on(const Tensor& t, Layout layout, Device device) {
+  const Tensor host = in_layout(t, layout);
+  if (device.is_cpu()) return host;
+  // The whole buffer as a contiguous 1-D tensor, moved, then seen through host's view.
+  const int64_t elements = static_cast<int64_t>(host.storage()->nbytes() / host.element_size());
+  const Tensor buffer = Tensor::empty({elements}, host.dtype());
+  std::memcpy(buffer.data_ptr(), host.storage()->data(), host.storage()->nbytes());
+  return to(buffer, device).as_strided(host.shape(), host.strides(), host.offset());
 }
 
 inline std::vector<Layout> all_layouts() {

@@ -63,4 +63,9 @@ double time_ms(int device, const std::function<void()>& work);
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// Whether batch_norm runs through cuDNN's graph API where cuDNN supports the call (on by
+// default), or always through rcuda's own kernels (docs/pooling-normalization.md).
+void set_cudnn_batch_norm(bool enabled);
+bool cudnn_batch_norm();
+
 }  // namespace rcuda::cuda
