@@ -6,7 +6,11 @@
 //
 // Tensors are described as [N, C, S, 1] with the [N, C, S] view's strides; the per-channel ones
 // as [1, C, 1, 1], float32 (the statistics dtype of every input cuDNN takes here).
+// cudnn-frontend's headers define functions some translation units never call.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
 #include <cudnn_frontend.h>
+#pragma GCC diagnostic pop
 
 #include <atomic>
 #include <map>
@@ -188,7 +192,7 @@ Tensor scratch_like(const Tensor& like, DType dtype) {
 
 void run(Plan& p, std::unordered_map<TensorPtr, void*>& pack, int device) {
   const Tensor workspace = cudnn_workspace(device, static_cast<size_t>(p.workspace));
-  const fe::error_t status = p.graph.execute(cudnn_handle(device), pack,
+  fe::error_t status = p.graph.execute(cudnn_handle(device), pack,
                                              workspace.defined() ? workspace.data_ptr() : nullptr);
   RCUDA_CHECK(status.is_good(), CudaError,
               "cuDNN batch norm graph failed to run: ", status.get_message());

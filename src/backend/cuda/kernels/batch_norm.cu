@@ -85,7 +85,7 @@ struct GradientSumsOf {
 
 struct Sizes {
   int64_t n, c, s;
-  int64_t rows() const { return n * s; }
+  __host__ __device__ int64_t rows() const { return n * s; }
 };
 
 constexpr int kThreads = 256;

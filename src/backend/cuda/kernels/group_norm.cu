@@ -39,7 +39,7 @@ struct MergeWelford {
 struct Sizes {
   int64_t n, c, s, groups;
   bool channels_last;
-  int64_t per_group() const { return c / groups; }
+  __host__ __device__ int64_t per_group() const { return c / groups; }
 };
 
 __device__ __forceinline__ int64_t offset_of(const Sizes& z, int64_t n, int64_t c, int64_t s) {
