@@ -1,8 +1,9 @@
 // Batch normalisation through cuDNN's graph API (cudnn-frontend; docs/pooling-normalization.md,
 // "Batch norm on CUDA"). One graph per (device, phase, dtype, N, C, S, memory format, eps),
-// built on first use and cached with its workspace size; a configuration cuDNN declines is
-// cached as declined, so each is tried once. The graphs have no running-statistics inputs:
-// kernels/batch_norm.cu updates those with PyTorch's formula.
+// built on first use and cached with its workspace size; a configuration cuDNN declines (or
+// fails to execute) is cached as declined, so each is tried once and then runs our kernels. The
+// graphs have no running-statistics inputs: kernels/batch_norm.cu updates those with PyTorch's
+// formula.
 //
 // Tensors are described as [N, C, S, 1] with the [N, C, S] view's strides; the per-channel ones
 // as [1, C, 1, 1], float32 (the statistics dtype of every input cuDNN takes here).
@@ -190,12 +191,15 @@ Tensor scratch_like(const Tensor& like, DType dtype) {
   return t;
 }
 
-void run(Plan& p, std::unordered_map<TensorPtr, void*>& pack, int device) {
-  const Tensor workspace = cudnn_workspace(device, static_cast<size_t>(p.workspace));
-  fe::error_t status = p.graph.execute(cudnn_handle(device), pack,
-                                             workspace.defined() ? workspace.data_ptr() : nullptr);
-  RCUDA_CHECK(status.is_good(), CudaError,
-              "cuDNN batch norm graph failed to run: ", status.get_message());
+// Runs a plan; a plan cuDNN fails to execute is marked declined (the caller's kernels then
+// write every output, so nothing half-written survives). Call with the cache locked.
+bool run(const Key& k, Plan& p, std::unordered_map<TensorPtr, void*>& pack) {
+  const Tensor workspace = cudnn_workspace(k.device, static_cast<size_t>(p.workspace));
+  fe::error_t status = p.graph.execute(cudnn_handle(k.device), pack,
+                                       workspace.defined() ? workspace.data_ptr() : nullptr);
+  if (status.is_good()) return true;
+  cache[k] = nullptr;
+  return false;
 }
 
 }  // namespace
@@ -209,8 +213,8 @@ bool cudnn_batch_norm_forward(const Tensor& out, const Tensor& mean, const Tenso
   const int device = in.device().index;
   DeviceGuard guard(device);
   std::lock_guard<std::mutex> lock(cache_mutex);
-  const std::shared_ptr<Plan> p =
-      plan_for(key_of(training ? Phase::Training : Phase::Inference, in, training ? eps : 0));
+  const Key k = key_of(training ? Phase::Training : Phase::Inference, in, training ? eps : 0);
+  const std::shared_ptr<Plan> p = plan_for(k);
   if (!p) return false;
   const Tensor w = weight.defined() ? weight : constant_channels(in, 1);
   const Tensor b = bias.defined() ? bias : constant_channels(in, 0);
@@ -220,8 +224,7 @@ bool cudnn_batch_norm_forward(const Tensor& out, const Tensor& mean, const Tenso
                                                {p->mean, mean.data_ptr()},
                                                {p->inv_variance, invstd.data_ptr()},
                                                {p->y, out.data_ptr()}};
-  run(*p, pack, device);
-  return true;
+  return run(k, *p, pack);
 }
 
 bool cudnn_batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
@@ -231,7 +234,8 @@ bool cudnn_batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
   const int device = in.device().index;
   DeviceGuard guard(device);
   std::lock_guard<std::mutex> lock(cache_mutex);
-  const std::shared_ptr<Plan> p = plan_for(key_of(Phase::Backward, in, 0));
+  const Key k = key_of(Phase::Backward, in, 0);
+  const std::shared_ptr<Plan> p = plan_for(k);
   if (!p) return false;
   const Tensor w = weight.defined() ? weight : constant_channels(in, 1);
   // cuDNN writes every gradient; the unwanted ones go to scratch.
@@ -246,8 +250,7 @@ bool cudnn_batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
                                                {p->dx, dx.data_ptr()},
                                                {p->dscale, dw.data_ptr()},
                                                {p->dbias, db.data_ptr()}};
-  run(*p, pack, device);
-  return true;
+  return run(k, *p, pack);
 }
 
 void set_cudnn_batch_norm(bool on) { enabled = on; }
