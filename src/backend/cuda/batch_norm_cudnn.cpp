@@ -7,11 +7,7 @@
 //
 // Tensors are described as [N, C, S, 1] with the [N, C, S] view's strides; the per-channel ones
 // as [1, C, 1, 1], float32 (the statistics dtype of every input cuDNN takes here).
-// cudnn-frontend's headers define functions some translation units never call.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
 #include <cudnn_frontend.h>
-#pragma GCC diagnostic pop
 
 #include <atomic>
 #include <map>
