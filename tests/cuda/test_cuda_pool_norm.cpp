@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -306,6 +307,34 @@ TEST(CudaBatchNorm, PartialGradients) {
           EXPECT_TRUE(close(gg.grad_bias, gc.grad_bias, DType::Float32, true));
         }
       }
+    }
+  }
+}
+
+// A contiguous input that starts one element past an aligned address (cuDNN's engines may need
+// 16-byte operands: such calls run rcuda's kernels), then the same shape aligned again.
+TEST(CudaBatchNorm, MisalignedInputs) {
+  RCUDA_REQUIRE_CUDA();
+  const CudnnSwitch cudnn(true);
+  for (DType dtype : {DType::Float32, DType::Float16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Shape shape = {4, 8, 5, 6};
+    const Pair x = random_pair(shape, dtype, Layout::Contiguous);
+    Tensor padded = ops::zeros({x.gpu.numel() + 1}, {dtype, kCuda});
+    ops::copy_(padded.slice(0, 1, x.gpu.numel() + 1), ops::reshape(x.gpu, {x.gpu.numel()}));
+    const Tensor misaligned = padded.slice(0, 1, x.gpu.numel() + 1).view(shape);
+    const Pair w = channel_pair(8, dtype, 0.5, 1.5), b = channel_pair(8, dtype, -1, 1);
+    const ops::NormForward cpu = ops::batch_norm_forward(x.cpu, {}, {}, w.cpu, b.cpu, true);
+    for (const Tensor& in : {misaligned, x.gpu}) {
+      const ops::NormForward gpu = ops::batch_norm_forward(in, {}, {}, w.gpu, b.gpu, true);
+      EXPECT_TRUE(close(gpu.out, cpu.out, dtype, true));
+      const Pair g = random_pair(shape, dtype, Layout::Contiguous);
+      const ops::NormGrads gc =
+          ops::batch_norm_backward(g.cpu, x.cpu, w.cpu, cpu.mean, cpu.invstd, true);
+      const ops::NormGrads gg =
+          ops::batch_norm_backward(g.gpu, in, w.gpu, gpu.mean, gpu.invstd, true);
+      EXPECT_TRUE(close(gg.grad_input, gc.grad_input, dtype, true));
+      EXPECT_TRUE(close(gg.grad_weight, gc.grad_weight, gg.grad_weight.dtype(), true));
     }
   }
 }

@@ -10,6 +10,8 @@
 #include <cudnn_frontend.h>
 
 #include <atomic>
+#include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -198,6 +200,14 @@ bool run(const Key& k, Plan& p, std::unordered_map<TensorPtr, void*>& pack) {
   return false;
 }
 
+// cuDNN's engines may read 16 bytes at a time; a view that starts elsewhere (a slice) runs our
+// kernels instead, without marking its configuration declined.
+bool aligned(std::initializer_list<Tensor> tensors) {
+  for (const Tensor& t : tensors)
+    if (t.defined() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 bool cudnn_batch_norm_enabled() { return enabled; }
@@ -205,7 +215,7 @@ bool cudnn_batch_norm_enabled() { return enabled; }
 bool cudnn_batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& invstd,
                               const Tensor& in, const Tensor& weight, const Tensor& bias,
                               bool training, double eps) {
-  if (!enabled) return false;
+  if (!enabled || !aligned({out, mean, invstd, in, weight, bias})) return false;
   const int device = in.device().index;
   DeviceGuard guard(device);
   std::lock_guard<std::mutex> lock(cache_mutex);
@@ -226,7 +236,8 @@ bool cudnn_batch_norm_forward(const Tensor& out, const Tensor& mean, const Tenso
 bool cudnn_batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
                                const Tensor& grad_bias, const Tensor& grad_out, const Tensor& in,
                                const Tensor& mean, const Tensor& invstd, const Tensor& weight) {
-  if (!enabled) return false;
+  if (!enabled || !aligned({grad_in, grad_weight, grad_bias, grad_out, in, mean, invstd, weight}))
+    return false;
   const int device = in.device().index;
   DeviceGuard guard(device);
   std::lock_guard<std::mutex> lock(cache_mutex);
