@@ -169,8 +169,8 @@ TEST(BatchNorm, EvaluationUsesRunningStats) {
         const Tensor rm = random_tensor({d.c}, dtype), rv = random_tensor({d.c}, dtype, 0.5, 2);
         const std::vector<double> rm0 = to_doubles(rm), rv0 = to_doubles(rv);
         const double eps = 1e-3;
-        std::vector<double> invstd;
-        for (double v : rv0) invstd.push_back(1 / std::sqrt(v + eps));
+        std::vector<double> invstd(rv0.size());
+        for (size_t c = 0; c < rv0.size(); ++c) invstd[c] = 1 / std::sqrt(rv0[c] + eps);
         const Tensor g = random_tensor(shape, dtype, -1, 1);
         const Reference ref = normalise(
             d, to_doubles(x), to_doubles(w), to_doubles(b), to_doubles(g), eps, d.c,
