@@ -46,5 +46,7 @@ void set_allow_conv_tf32(bool allow) { conv_tf32_allowed = allow; }
 bool allow_conv_tf32() { return conv_tf32_allowed; }
 void set_cudnn_benchmark(bool on) { benchmark_on = on; }
 bool cudnn_benchmark() { return benchmark_on; }
+void set_cudnn_batch_norm(bool) {}
+bool cudnn_batch_norm() { return false; }
 
 }  // namespace rcuda::cuda

@@ -17,6 +17,8 @@
 #include "rcuda/ops/indexing.h"
 #include "rcuda/ops/linalg.h"
 #include "rcuda/ops/nn.h"
+#include "rcuda/ops/norm.h"
+#include "rcuda/ops/pool.h"
 #include "rcuda/ops/random.h"
 #include "rcuda/ops/reduction.h"
 
@@ -186,5 +188,48 @@ using ops::one_hot;
 const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, const Tensor& values,
                          bool accumulate = false);
 using ops::IndexList;
+
+// ---- pooling and normalisation (rcuda/ops/pool.h, norm.h); grads/pool.cpp, grads/norm.cpp ---
+// The input gets the gradient through each max's index or spread over each average's window;
+// indices carry none. The norms differentiate with respect to input, weight and bias (with
+// batch statistics, through the statistics too); running statistics are buffers, never
+// differentiated, and are updated in place as ops::batch_norm says.
+Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel_size,
+                  const std::vector<int64_t>& stride = {},
+                  const std::vector<int64_t>& padding = {0},
+                  const std::vector<int64_t>& dilation = {1}, bool ceil_mode = false);
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x,
+                                                  const std::vector<int64_t>& kernel_size,
+                                                  const std::vector<int64_t>& stride = {},
+                                                  const std::vector<int64_t>& padding = {0},
+                                                  const std::vector<int64_t>& dilation = {1},
+                                                  bool ceil_mode = false);
+Tensor max_pool1d(const Tensor& x, int64_t kernel_size,
+                  std::optional<int64_t> stride = std::nullopt, int64_t padding = 0,
+                  int64_t dilation = 1, bool ceil_mode = false);
+std::pair<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, int64_t kernel_size,
+                                                  std::optional<int64_t> stride = std::nullopt,
+                                                  int64_t padding = 0, int64_t dilation = 1,
+                                                  bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel_size,
+                  const std::vector<int64_t>& stride = {},
+                  const std::vector<int64_t>& padding = {0}, bool ceil_mode = false,
+                  bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool1d(const Tensor& x, int64_t kernel_size,
+                  std::optional<int64_t> stride = std::nullopt, int64_t padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size);
+std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x,
+                                              const std::vector<int64_t>& output_size);
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean = {},
+                     const Tensor& running_var = {}, const Tensor& weight = {},
+                     const Tensor& bias = {}, bool use_input_stats = true, double momentum = 0.1,
+                     double eps = 1e-5);
 
 }  // namespace rcuda

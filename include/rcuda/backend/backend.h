@@ -87,6 +87,27 @@ inline bool is_comparison_or_logical(BinaryOp op) { return op >= BinaryOp::Eq; }
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, All, Any, Norm };
 
+// ---- pooling (Backend::pool2d; docs/pooling-normalization.md) ----
+enum class PoolOp : uint8_t { Max, Avg };
+
+// One 2-D pooling window rule (src/backend/pool_window.h has the formulas). Fixed windows:
+// output (oh, ow) covers rows oh * stride_h - pad_h + k * dilation_h, k < kernel_h (and
+// likewise columns); adaptive windows: rows [floor(oh * H / OH), ceil((oh + 1) * H / OH)),
+// the kernel, stride, padding and dilation fields unused. Average pooling's divisor:
+// divisor_override unless 0, else the window clipped to the padded input (count_include_pad)
+// or to the input.
+struct PoolArgs {
+  PoolOp op = PoolOp::Max;
+  bool adaptive = false;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  bool count_include_pad = true;
+  int64_t divisor_override = 0;
+  // Every tensor of the call is channels-last-contiguous (NHWC memory order of an NCHW shape)
+  // rather than contiguous (Note [Channels-last layers] in src/ops/layer_layout.h).
+  bool channels_last = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -234,6 +255,55 @@ class Backend {
   // bits from run to run; the CPU adds in index order.
   virtual void index_add(const Tensor& out, int64_t dim, const Tensor& index,
                          const Tensor& src) = 0;
+
+  // ---- pooling and normalisation layers (docs/pooling-normalization.md) ----
+  // Floating dtypes; every tensor of a call has one dtype except indices (Int64) and the
+  // statistics. Inputs are never empty (ops handle empty tensors). None synchronises.
+
+  // out [N, C, OH, OW] = pooled in [N, C, H, W] (args.channels_last: both NHWC memory order,
+  // else both contiguous; H, W, OH, OW >= 1). Max: `indices` (Int64, out's shape and order) gets
+  // the flat offset h * W + w of each maximum in its plane, or is undefined (values only); ties
+  // keep the first in window order and NaN wins. A dilated window that holds no input element
+  // (possible with dilation > 1) gives -inf and index -1, which the backward skips.
+  virtual void pool2d(const PoolArgs& args, const Tensor& out, const Tensor& indices,
+                      const Tensor& in) = 0;
+  // grad_in (in's shape, every element written) from grad_out (out's shape), one memory order
+  // as args says. Max reads the forward's indices; Avg ignores them (may be undefined).
+  virtual void pool2d_backward(const PoolArgs& args, const Tensor& grad_in, const Tensor& grad_out,
+                               const Tensor& indices) = 0;
+
+  // Note [Normalisation primitives]
+  // in and out are [N, C, S] views (S = the spatial elements), N * S >= 1, C >= 1, both with
+  // strides (C*S, S, 1) or both channels-last (S*C, 1, C) (Note [Channels-last layers]).
+  // Per-channel tensors (weight, bias, running statistics) and the saved statistics are
+  // contiguous in the statistics dtype: float64 for float64 input, float32 otherwise; weight
+  // and bias may be undefined (1 and 0). Gradients left undefined are not computed.
+  //
+  // Batch normalisation. training: mean and invstd [C] are outputs, the batch's mean and
+  // 1 / sqrt(biased var + eps); running_mean and running_var (or undefined) are updated in place
+  // with r = (1 - momentum) r + momentum s, s the mean and the unbiased variance (N * S >= 2).
+  // !training: mean and invstd are inputs (ops derive them from the running statistics).
+  // out = (x - mean) * invstd * weight + bias.
+  virtual void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& invstd,
+                          const Tensor& in, const Tensor& weight, const Tensor& bias,
+                          const Tensor& running_mean, const Tensor& running_var, bool training,
+                          double momentum, double eps) = 0;
+  // From grad_out (in's shape and strides) and the forward's mean and invstd. batch_stats: the
+  // statistics were the batch's own (training), so the input gradient has their terms;
+  // otherwise they were constants. grad_weight and grad_bias are [C] in the statistics dtype.
+  virtual void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                                   const Tensor& grad_bias, const Tensor& grad_out,
+                                   const Tensor& in, const Tensor& mean, const Tensor& invstd,
+                                   const Tensor& weight, bool batch_stats) = 0;
+  // Group normalisation over `groups` groups of C / groups channels (C divisible): mean and
+  // rstd [N, groups] are outputs; out = (x - mean) * rstd * weight[c] + bias[c].
+  virtual void group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd,
+                          const Tensor& in, const Tensor& weight, const Tensor& bias,
+                          int64_t groups, double eps) = 0;
+  virtual void group_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                                   const Tensor& grad_bias, const Tensor& grad_out,
+                                   const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& weight, int64_t groups) = 0;
 
   // ---- optimizer primitives ----
   // Note [Optimizer primitives]

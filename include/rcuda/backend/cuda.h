@@ -72,5 +72,9 @@ bool allow_conv_tf32();
 // synchronises and can take seconds; later ones run the chosen plan.
 void set_cudnn_benchmark(bool on);
 bool cudnn_benchmark();
+// Whether batch_norm runs through cuDNN's graph API where cuDNN supports the call (on by
+// default), or always through rcuda's own kernels (docs/pooling-normalization.md).
+void set_cudnn_batch_norm(bool enabled);
+bool cudnn_batch_norm();
 
 }  // namespace rcuda::cuda

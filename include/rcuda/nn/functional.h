@@ -10,3 +10,5 @@
 #include "rcuda/nn/conv.h"  // conv1d, conv2d, conv_transpose2d
 #include "rcuda/nn/layers.h"
 #include "rcuda/nn/loss.h"
+#include "rcuda/nn/norm.h"
+#include "rcuda/nn/pool.h"

@@ -72,6 +72,26 @@ class CpuBackend final : public Backend {
   void masked_scale(const Tensor& out, const Tensor& in, const Tensor& mask, double scale) override;
   void index_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) override;
 
+  // Pooling and normalisation layers: pool.cpp, batch_norm.cpp, group_norm.cpp (oneDNN calls in
+  // *_onednn.cpp).
+  void pool2d(const PoolArgs& args, const Tensor& out, const Tensor& indices,
+              const Tensor& in) override;
+  void pool2d_backward(const PoolArgs& args, const Tensor& grad_in, const Tensor& grad_out,
+                       const Tensor& indices) override;
+  void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& invstd, const Tensor& in,
+                  const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps) override;
+  void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                           const Tensor& grad_bias, const Tensor& grad_out, const Tensor& in,
+                           const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                           bool batch_stats) override;
+  void group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,
+                  const Tensor& weight, const Tensor& bias, int64_t groups, double eps) override;
+  void group_norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                           const Tensor& grad_bias, const Tensor& grad_out, const Tensor& in,
+                           const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                           int64_t groups) override;
+
   // Optimizer primitives: optim.cpp.
   void sgd_step(const TensorList& params, const TensorList& grads,
                 const TensorList& momentum_buffers, const SgdStep& args) override;
