@@ -100,6 +100,16 @@ SEXP rc_grad_mode(SEXP enabled);
 SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value);
 SEXP rc_tensor_ids(SEXP tensors);
 SEXP rc_nn_linear(SEXP x, SEXP weight, SEXP bias);
+SEXP rc_nn_max_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP padding, SEXP dilation,
+                    SEXP ceil_mode, SEXP return_indices);
+SEXP rc_nn_avg_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP padding, SEXP ceil_mode,
+                    SEXP count_include_pad, SEXP divisor_override);
+SEXP rc_nn_adaptive_pool(SEXP kind, SEXP x, SEXP output_size, SEXP return_indices);
+SEXP rc_nn_batch_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weight, SEXP bias,
+                      SEXP training, SEXP momentum, SEXP eps);
+SEXP rc_nn_group_norm(SEXP x, SEXP num_groups, SEXP weight, SEXP bias, SEXP eps);
+SEXP rc_nn_instance_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weight, SEXP bias,
+                         SEXP use_input_stats, SEXP momentum, SEXP eps);
 SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding,
                 SEXP dilation, SEXP groups, SEXP output_padding);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
@@ -221,6 +231,12 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_marked_handle", (DL_FUNC)&rc_marked_handle, 3},
     {"rc_tensor_ids", (DL_FUNC)&rc_tensor_ids, 1},
     {"rc_nn_linear", (DL_FUNC)&rc_nn_linear, 3},
+    {"rc_nn_max_pool", (DL_FUNC)&rc_nn_max_pool, 8},
+    {"rc_nn_avg_pool", (DL_FUNC)&rc_nn_avg_pool, 8},
+    {"rc_nn_adaptive_pool", (DL_FUNC)&rc_nn_adaptive_pool, 4},
+    {"rc_nn_batch_norm", (DL_FUNC)&rc_nn_batch_norm, 8},
+    {"rc_nn_group_norm", (DL_FUNC)&rc_nn_group_norm, 5},
+    {"rc_nn_instance_norm", (DL_FUNC)&rc_nn_instance_norm, 8},
     {"rc_nn_conv", (DL_FUNC)&rc_nn_conv, 9},
     {"rc_nn_activation", (DL_FUNC)&rc_nn_activation, 5},
     {"rc_nn_dropout", (DL_FUNC)&rc_nn_dropout, 3},
