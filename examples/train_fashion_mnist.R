@@ -76,10 +76,17 @@ accuracy <- tail(records$valid_acc, 1)
 cat(sprintf("test accuracy after %d epochs: %.2f%% (%.1f s of training on %s)\n",
             epochs, 100 * accuracy, seconds, device))
 
-png_path <- file.path(out_dir, "training-curves.png")
-png(png_path, width = 900, height = 420)
-plot(history)
-invisible(dev.off())
 model_path <- file.path(out_dir, "fashion-cnn.safetensors")
 torch_save(model$state_dict(), model_path)
-cat("training curves:", png_path, "\nmodel:", model_path, "\n")
+cat("model:", model_path, "\n")
+png_path <- file.path(out_dir, "training-curves.png")
+drawn <- tryCatch({
+  png(png_path, width = 900, height = 420)
+  plot(history)
+  invisible(dev.off())
+  TRUE
+}, error = function(e) {
+  message("no PNG of the training curves: png() failed (", conditionMessage(e), ")")
+  FALSE
+})
+if (drawn) cat("training curves:", png_path, "\n")

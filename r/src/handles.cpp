@@ -14,7 +14,10 @@
 //     are kept to about 5% of the time: after one that took more than 5% of the interval
 //     since the one before, the threshold doubles; after one under 1%, it halves back towards
 //     the live fraction. rcuda.gc_threshold caps it (a fraction of device memory; the CPU:
-//     1 GiB). Both options are read when the package loads.
+//     1 GiB). Both options are read when the package loads. A minor collection does not look at
+//     tensors that survived an earlier one (R moved them to an older generation), so when the
+//     allocated bytes have grown past 1.5 times what the last full collection left plus two
+//     thresholds, a full collection follows.
 //  2. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
 //     pool retries. The hook runs inside an engine call made from R, so it is on R's main thread;
 //     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.
@@ -111,9 +114,10 @@ SEXP make_handle(Tensor t) {
 // Note [GC pressure] 1: per device type, bytes since the last collection and the threshold.
 struct Pressure {
   int64_t pending = 0;
-  int64_t threshold = -1;  // computed at the first tensor, then after each collection
-  int64_t cap = -1;        // CPU: 1 GiB; CUDA: gc_fraction of the device's memory
-  double scale = 1;        // the time rule's factor on the live-bytes threshold
+  int64_t threshold = -1;       // computed at the first tensor, then after each collection
+  int64_t cap = -1;             // CPU: 1 GiB; CUDA: gc_fraction of the device's memory
+  double scale = 1;             // the time rule's factor on the live-bytes threshold
+  int64_t live_after_full = 0;  // allocated just after the last full collection
   std::chrono::steady_clock::time_point last_end = std::chrono::steady_clock::now();
 };
 Pressure pressure[kNumDeviceTypes];
@@ -156,6 +160,14 @@ void collect_young(Device device) {
   const auto start = std::chrono::steady_clock::now();
   in_gc = true;
   Rf_eval(call, R_BaseEnv);
+  // Tensors still referenced at a minor collection move to R's older generations, where later
+  // minor collections do not look: when what stays allocated has grown well past what a full
+  // collection last left, a full one runs.
+  const int64_t after = allocated_bytes(device);
+  if (after > p.live_after_full + p.live_after_full / 2 + 2 * p.threshold) {
+    R_gc();
+    p.live_after_full = allocated_bytes(device);
+  }
   in_gc = false;
   const auto end = std::chrono::steady_clock::now();
   const double took = std::chrono::duration<double>(end - start).count();

@@ -66,7 +66,10 @@ test_that("group norm matches per-group standardisation, and gradients flow", {
   expect_equal(as.vector(ya[1, 3:4, ]), (as.vector(g) - mean(g)) / sqrt(mean((g - mean(g))^2) + 1e-5),
                tolerance = 1e-10)
   (y * y)$sum()$backward()
-  expect_equal(dim(as_array(gn$weight$grad)), 4)
+  # With weight 1 and bias 0, y is the standardised x: d sum(y^2) / d weight[c] = 2 sum(y[, c, ]^2)
+  # and d / d bias[c] = 2 sum(y[, c, ]).
+  expect_equal(as.vector(as_array(gn$weight$grad)), 2 * apply(ya^2, 2, sum), tolerance = 1e-10)
+  expect_equal(as.vector(as_array(gn$bias$grad)), 2 * apply(ya, 2, sum), tolerance = 1e-10)
   expect_error(nn_group_norm(3, 4), "divisible")
 })
 
