@@ -11,9 +11,9 @@
 //     the tensor to R. The threshold follows what the device holds: rcuda.gc_live_fraction
 //     (default 0.1) of the bytes allocated just after the previous collection, at least 16 MiB,
 //     so unreachable tensors hold about a tenth more than the live ones, as a peak. Collections
-//     are kept to about 5% of the time: after one that took more than 5% of the interval
-//     since the one before, the threshold doubles; after one under 1%, it halves back towards
-//     the live fraction. rcuda.gc_threshold caps it (a fraction of device memory; the CPU:
+//     are kept to about 5% of the time where memory allows: after one that took more than 5%
+//     of the interval since the one before, the threshold doubles, up to 4 times the live
+//     fraction's; after one under 1%, it halves back. rcuda.gc_threshold caps it (a fraction of device memory; the CPU:
 //     1 GiB). Both options are read when the package loads. A minor collection does not look at
 //     tensors that survived an earlier one (R moved them to an older generation), so when the
 //     allocated bytes have grown past 1.5 times what the last full collection left plus two
@@ -122,6 +122,8 @@ struct Pressure {
 };
 Pressure pressure[kNumDeviceTypes];
 constexpr int64_t kMinThreshold = int64_t{16} << 20;
+// The time rule may raise the threshold at most this much: memory first, then time.
+constexpr double kMaxScale = 4;
 double gc_fraction = 0.25;
 double live_fraction = 0.1;
 
@@ -174,7 +176,7 @@ void collect_young(Device device) {
   const double interval = std::chrono::duration<double>(end - p.last_end).count();
   p.last_end = end;
   if (took > 0.05 * interval)
-    p.scale = std::min(p.scale * 2, 1e6);
+    p.scale = std::min(p.scale * 2, kMaxScale);
   else if (took < 0.01 * interval)
     p.scale = std::max(p.scale / 2, 1.0);
   const double live = static_cast<double>(allocated_bytes(device));
