@@ -114,7 +114,8 @@ double host_us(Device device, const std::function<void()>& step, int n) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_train DIR [--device cuda|cpu] [--steps N] [--profile-steps N]\n");
+    std::fprintf(stderr,
+                 "usage: bench_train DIR [--device cuda|cpu] [--steps N] [--profile-steps N]\n");
     return 2;
   }
   const std::string dir = argv[1];

@@ -13,11 +13,11 @@
 //     so unreachable tensors hold about a tenth more than the live ones, as a peak. Collections
 //     are kept to about 5% of the time where memory allows: after one that took more than 5%
 //     of the interval since the one before, the threshold doubles, up to 4 times the live
-//     fraction's; after one under 1%, it halves back. rcuda.gc_threshold caps it (a fraction of device memory; the CPU:
-//     1 GiB). Both options are read when the package loads. A minor collection does not look at
-//     tensors that survived an earlier one (R moved them to an older generation), so when the
-//     allocated bytes have grown past 1.5 times what the last full collection left plus two
-//     thresholds, a full collection follows.
+//     fraction's; after one under 1%, it halves back. rcuda.gc_threshold caps it (a fraction of
+//     device memory; the CPU: 1 GiB). Both options are read when the package loads. A minor
+//     collection does not look at tensors that survived an earlier one (R moved them to an older
+//     generation), so when the allocated bytes have grown past 1.5 times what the last full
+//     collection left plus two thresholds, a full collection follows.
 //  2. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
 //     pool retries. The hook runs inside an engine call made from R, so it is on R's main thread;
 //     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.

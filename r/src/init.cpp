@@ -110,8 +110,8 @@ SEXP rc_nn_batch_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weight, 
 SEXP rc_nn_group_norm(SEXP x, SEXP num_groups, SEXP weight, SEXP bias, SEXP eps);
 SEXP rc_nn_instance_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weight, SEXP bias,
                          SEXP use_input_stats, SEXP momentum, SEXP eps);
-SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding,
-                SEXP dilation, SEXP groups, SEXP output_padding);
+SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding, SEXP dilation,
+                SEXP groups, SEXP output_padding);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
 SEXP rc_nn_dropout(SEXP x, SEXP p, SEXP training);
 SEXP rc_nn_layer_norm(SEXP x, SEXP normalized_shape, SEXP weight, SEXP bias, SEXP eps);

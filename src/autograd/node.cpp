@@ -69,8 +69,8 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
     // memory contiguously; a formula's output is often a view of a fresh tensor (a squeezed
     // product, a sum), which a new non-view handle on the same storage stands in for.
     const bool sole_owner = g.use_count() == 1 && g.storage().use_count() == 1;
-    const bool whole = g.is_contiguous() && g.storage()->nbytes() ==
-                                                static_cast<size_t>(g.numel()) * g.element_size();
+    const bool whole = g.is_contiguous() &&
+                       g.storage()->nbytes() == static_cast<size_t>(g.numel()) * g.element_size();
     if (sole_owner && whole)
       meta.grad = g.is_view() ? g.alias() : g;
     else

@@ -15,10 +15,10 @@ namespace rcuda::cuda {
                                     int line);
 
 // Throws CudaError naming the failing call, the cuDNN status and the source location.
-#define RCUDA_CUDNN_CHECK(call)                                                          \
-  do {                                                                                   \
-    const cudnnStatus_t rcuda_cudnn_status_ = (call);                                    \
-    if (rcuda_cudnn_status_ != CUDNN_STATUS_SUCCESS)                                     \
+#define RCUDA_CUDNN_CHECK(call)                                                         \
+  do {                                                                                  \
+    const cudnnStatus_t rcuda_cudnn_status_ = (call);                                   \
+    if (rcuda_cudnn_status_ != CUDNN_STATUS_SUCCESS)                                    \
       ::rcuda::cuda::throw_cudnn_error(rcuda_cudnn_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
