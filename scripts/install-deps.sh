@@ -13,7 +13,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   clang-format clang-tidy
   python3 python3-numpy python3-pip  # tests/io: safetensors' reference implementation (below)
-  r-base-core r-base-dev r-cran-cpp11 r-cran-testthat r-cran-r6 r-cran-cli   # the R package (r/)
+  r-base-core r-base-dev r-cran-cpp11 r-cran-testthat r-cran-r6 r-cran-magrittr r-cran-cli   # the R package (r/)
   libcpp-httplib-dev prometheus python3-jsonschema curl  # rcuda CLI: exporter, promtool, checks
 )
 
