@@ -69,35 +69,28 @@ nn_conv_nd <- nn_module(
   }
 )
 
-#' @export
-nn_conv1d <- nn_module(
-  "nn_conv1d",
-  inherit = nn_conv_nd,
-  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
-                        dilation = 1, groups = 1, bias = TRUE, padding_mode = "zeros") {
-    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                     bias, padding_mode, dims = 1)
-  },
-  forward = function(input) {
-    .Call(rc_nn_conv, "conv1d", input, self$weight, self$bias, self$stride, self$padding,
-          self$dilation, self$groups, 0)
-  }
-)
+# nn_conv1d and nn_conv2d: the same module over `dims` spatial dims.
+conv_module <- function(classname, dims) {
+  kind <- paste0("conv", dims, "d")
+  nn_module(
+    classname,
+    inherit = nn_conv_nd,
+    initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                          dilation = 1, groups = 1, bias = TRUE, padding_mode = "zeros") {
+      super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                       bias, padding_mode, dims = dims)
+    },
+    forward = function(input) {
+      .Call(rc_nn_conv, kind, input, self$weight, self$bias, self$stride, self$padding,
+            self$dilation, self$groups, 0)
+    }
+  )
+}
 
 #' @export
-nn_conv2d <- nn_module(
-  "nn_conv2d",
-  inherit = nn_conv_nd,
-  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
-                        dilation = 1, groups = 1, bias = TRUE, padding_mode = "zeros") {
-    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                     bias, padding_mode, dims = 2)
-  },
-  forward = function(input) {
-    .Call(rc_nn_conv, "conv2d", input, self$weight, self$bias, self$stride, self$padding,
-          self$dilation, self$groups, 0)
-  }
-)
+nn_conv1d <- conv_module("nn_conv1d", 1L)
+#' @export
+nn_conv2d <- conv_module("nn_conv2d", 2L)
 
 #' @export
 nn_conv_transpose2d <- nn_module(

@@ -53,6 +53,20 @@ std::vector<int64_t> dims_arg(SEXP x, const char* op) {
   return dims;
 }
 
+std::vector<int64_t> sizes_arg(SEXP x, const char* op, const char* arg) {
+  std::vector<int64_t> v;
+  if (Rf_isNull(x)) return v;
+  RCUDA_CHECK((Rf_isReal(x) || Rf_isInteger(x)) && Rf_length(x) >= 1, ValueError, op, ": ", arg,
+              " must be a number or a vector of numbers, one per spatial dim");
+  for (R_xlen_t i = 0; i < Rf_xlength(x); ++i) {
+    const double d = Rf_isReal(x) ? REAL(x)[i] : INTEGER(x)[i];
+    RCUDA_CHECK(d == static_cast<double>(static_cast<int64_t>(d)), ValueError, op, ": ", arg,
+                " must hold whole numbers, got ", d);
+    v.push_back(static_cast<int64_t>(d));
+  }
+  return v;
+}
+
 bool is_scalar(SEXP x) {
   return Rf_xlength(x) == 1 && Rf_getAttrib(x, R_ClassSymbol) == R_NilValue &&
          (TYPEOF(x) == REALSXP || TYPEOF(x) == INTSXP || TYPEOF(x) == LGLSXP);

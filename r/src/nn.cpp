@@ -21,7 +21,6 @@ namespace {
 const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 std::string string_arg(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 double real_arg(SEXP x) { return Rf_asReal(x); }
-bool flag(SEXP x) { return Rf_asLogical(x) == TRUE; }
 
 // Note [1-based classes and indices]: the 1-based values of t as the engine's 0-based ones.
 // `ignore` (a 1-based ignore_index, or a negative sentinel) is exempt from the range check.

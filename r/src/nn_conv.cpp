@@ -11,25 +11,18 @@ using namespace rcuda::r;
 
 namespace {
 
-// An R number or vector of numbers (sizes per spatial dim).
+// One number for every spatial dim, or one per dim (NULL is refused here: convolutions have no
+// default that depends on another argument).
 nn::SpatialSize sizes(SEXP x, const char* op, const char* arg) {
-  RCUDA_CHECK((Rf_isReal(x) || Rf_isInteger(x)) && Rf_length(x) >= 1, ValueError, op, ": ", arg,
-              " must be a number or a vector of numbers, one per spatial dim");
-  std::vector<int64_t> v;
-  for (R_xlen_t i = 0; i < Rf_xlength(x); ++i) {
-    const double d = Rf_isReal(x) ? REAL(x)[i] : INTEGER(x)[i];
-    RCUDA_CHECK(d == static_cast<double>(static_cast<int64_t>(d)), ValueError, op, ": ", arg,
-                " must hold whole numbers, got ", d);
-    v.push_back(static_cast<int64_t>(d));
-  }
+  RCUDA_CHECK(!Rf_isNull(x), ValueError, op, ": ", arg, " must be given");
+  const std::vector<int64_t> v = sizes_arg(x, op, arg);
   return v.size() == 1 ? nn::SpatialSize(v[0]) : nn::SpatialSize(v);
 }
 
 nn::ConvPadding padding_arg(SEXP x, const char* op) {
   if (Rf_isString(x) && Rf_length(x) == 1)
     return nn::ConvPadding(std::string(CHAR(STRING_ELT(x, 0))));
-  const nn::SpatialSize s = sizes(x, op, "padding");
-  return nn::ConvPadding(s.values);
+  return nn::ConvPadding(sizes(x, op, "padding").values);
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 
 namespace rcuda::r {
 
+// An R logical argument: TRUE is true; FALSE and NA are false.
+inline bool flag(SEXP x) { return Rf_asLogical(x) == TRUE; }
+
 // Throws an error of e's type with `message`; called from inside a catch block.
 [[noreturn]] inline void rethrow_as(const Error& e, const std::string& message) {
   const std::string kind = e.kind();

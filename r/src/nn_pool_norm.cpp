@@ -14,23 +14,6 @@ using namespace rcuda::r;
 
 namespace {
 
-// NULL gives the empty vector (the engine's "stride = kernel_size").
-std::vector<int64_t> sizes(SEXP x, const char* op, const char* arg) {
-  std::vector<int64_t> v;
-  if (Rf_isNull(x)) return v;
-  RCUDA_CHECK((Rf_isReal(x) || Rf_isInteger(x)) && Rf_length(x) >= 1, ValueError, op, ": ", arg,
-              " must be a number or a vector of numbers, one per spatial dim");
-  for (R_xlen_t i = 0; i < Rf_xlength(x); ++i) {
-    const double d = Rf_isReal(x) ? REAL(x)[i] : INTEGER(x)[i];
-    RCUDA_CHECK(d == static_cast<double>(static_cast<int64_t>(d)), ValueError, op, ": ", arg,
-                " must hold whole numbers, got ", d);
-    v.push_back(static_cast<int64_t>(d));
-  }
-  return v;
-}
-
-bool flag(SEXP x) { return Rf_asLogical(x) == TRUE; }
-
 SEXP values_and_indices(const std::pair<Tensor, Tensor>& r) {
   Tensor one_based;
   {
@@ -55,9 +38,10 @@ extern "C" SEXP rc_nn_max_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP
   const char* op = r_name.c_str();
   return as_r_function(r_name, d == 1 ? "max_pool1d" : "max_pool2d", [&]() -> SEXP {
     const Tensor& input = unwrap(x);
-    const std::vector<int64_t> k = sizes(kernel, op, "kernel_size"),
-                               s = sizes(stride, op, "stride"), p = sizes(padding, op, "padding"),
-                               dl = sizes(dilation, op, "dilation");
+    const std::vector<int64_t> k = sizes_arg(kernel, op, "kernel_size"),
+                               s = sizes_arg(stride, op, "stride"),
+                               p = sizes_arg(padding, op, "padding"),
+                               dl = sizes_arg(dilation, op, "dilation");
     if (d == 1) {
       const std::optional<int64_t> s1 = s.empty() ? std::nullopt : std::optional<int64_t>(s[0]);
       if (flag(return_indices))
@@ -81,8 +65,9 @@ extern "C" SEXP rc_nn_avg_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP
   const char* op = r_name.c_str();
   return as_r_function(r_name, d == 1 ? "avg_pool1d" : "avg_pool2d", [&] {
     const Tensor& input = unwrap(x);
-    const std::vector<int64_t> k = sizes(kernel, op, "kernel_size"),
-                               s = sizes(stride, op, "stride"), p = sizes(padding, op, "padding");
+    const std::vector<int64_t> k = sizes_arg(kernel, op, "kernel_size"),
+                               s = sizes_arg(stride, op, "stride"),
+                               p = sizes_arg(padding, op, "padding");
     if (d == 1) {
       const std::optional<int64_t> s1 = s.empty() ? std::nullopt : std::optional<int64_t>(s[0]);
       return wrap(
@@ -103,7 +88,7 @@ extern "C" SEXP rc_nn_adaptive_pool(SEXP kind, SEXP x, SEXP output_size, SEXP re
   const std::string engine = max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d";
   const std::string r_name = "nnf_" + engine;
   return as_r_function(r_name, engine, [&]() -> SEXP {
-    std::vector<int64_t> size = sizes(output_size, r_name.c_str(), "output_size");
+    std::vector<int64_t> size = sizes_arg(output_size, r_name.c_str(), "output_size");
     if (size.size() == 1) size.push_back(size[0]);
     if (!max) return wrap(nn::adaptive_avg_pool2d(unwrap(x), size));
     if (flag(return_indices))

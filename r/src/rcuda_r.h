@@ -47,6 +47,8 @@ Shape shape_arg(SEXP x);    // integer or double vector of sizes
 int64_t dim_arg(SEXP x, const char* op);
 std::vector<int64_t> dims_arg(SEXP x, const char* op);  // NULL: every dim
 Scalar scalar_arg(SEXP x, const char* op);              // a length-1 numeric/integer/logical
+// Whole numbers, one per spatial dim or one for all (kernel sizes, strides); NULL gives {}.
+std::vector<int64_t> sizes_arg(SEXP x, const char* op, const char* arg);
 bool is_scalar(SEXP x);
 
 // Signals the R condition for an engine error (conditions.R); does not return.
