@@ -21,13 +21,52 @@ rcuda_abort <- function(class, message) {
 }
 
 # Called from C++ (signal_error in handles.cpp) once the engine's frames are gone. The engine's
-# advice names C++ spellings; R users read the R ones.
+# advice names C++ spellings; R users read the R ones. Note [1-based messages] (src/rcuda_r.h):
+# the glue's messages come marked and are already 1-based; the engine's are shifted.
 engine_error <- function(kind, message) {
+  if (startsWith(message, "\001")) {
+    message <- substring(message, 2)
+  } else {
+    message <- one_based_message(message)
+  }
   message <- gsub("NoGradGuard", "with_no_grad()", message, fixed = TRUE)
   message <- gsub(" = true\\b", " = TRUE", message)
   message <- gsub(" = false\\b", " = FALSE", message)
   class <- error_classes[kind]
   rcuda_abort(if (is.na(class)) "rcuda_error" else unname(class), message)
+}
+
+# The engine's 0-based numbers in a message, 1-based: dims ("dim 2", "start_dim 0", "dims 1 to
+# 2", the upper end of "(expected -3 to 2)"), positions in a list ("tensor 1", "indices[0]") and
+# element positions ("index 4 is out of range", "narrow: start 2"). Negative numbers count from
+# the end in both languages and stay as they are.
+one_based_patterns <- c(
+  "\\b(?:dim|start_dim|end_dim) (\\d+)",
+  "\\bdims (\\d+) to (\\d+)",
+  "\\(expected -\\d+ to (\\d+)\\)",
+  "\\btensor (\\d+)\\b(?!-)",
+  "\\bindices\\[(\\d+)\\]",
+  "\\bindex (\\d+) (?:is )?out of",
+  "\\bnarrow: start (\\d+)",
+  "\\brepeated in \\[(\\d+)(?:, (\\d+))?(?:, (\\d+))?(?:, (\\d+))?(?:, (\\d+))?(?:, (\\d+))?"
+)
+
+one_based_message <- function(message) {
+  for (pattern in one_based_patterns) {
+    hits <- gregexpr(pattern, message, perl = TRUE)[[1]]
+    if (hits[1] == -1) next
+    starts <- attr(hits, "capture.start")
+    lengths <- attr(hits, "capture.length")
+    # Right to left, so that earlier positions stay valid as numbers grow a digit.
+    spans <- which(lengths > 0)
+    for (k in rev(spans[order(starts[spans])])) {
+      from <- starts[k]
+      to <- from + lengths[k] - 1
+      value <- as.numeric(substr(message, from, to)) + 1
+      message <- paste0(substr(message, 1, from - 1), format(value, scientific = FALSE), substring(message, to + 1))
+    }
+  }
+  message
 }
 
 value_error <- function(...) rcuda_abort("rcuda_value_error", paste0(...))

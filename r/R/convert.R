@@ -24,3 +24,21 @@ as.logical.rcuda_tensor <- function(x, ...) as.logical(.Call(rc_to_r, x))
 
 #' @export
 as.vector.rcuda_tensor <- function(x, mode = "any") as.vector(.Call(rc_to_r, x), mode)
+
+# Comparing tensors in tests. all.equal() (testthat's edition 2 expect_equal) compares the
+# values as R arrays with all.equal's tolerance; an R value may stand on either side.
+#' @export
+all.equal.rcuda_tensor <- function(target, current, ...) {
+  if (is_torch_tensor(current)) current <- as_array(current)
+  all.equal(as_array(target), current, ...)
+}
+
+# waldo::compare() (testthat's edition 3) compares what this proxy returns, as torch for R's
+# method does: the values, the device and requires_grad. Registered when waldo is loaded
+# (.onLoad, s3_register), so waldo stays optional.
+compare_proxy_rcuda_tensor <- function(x, path) {
+  list(
+    object = list(x = as_array(x), device = as.character(x$device), requires_grad = x$requires_grad),
+    path = path
+  )
+}

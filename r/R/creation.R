@@ -2,15 +2,31 @@
 # dtype = NULL for the default (float32; int64 for integer data), device = NULL for the CPU.
 # requires_grad = TRUE makes the new tensor a leaf that requires grad (floating dtypes only).
 
-# torch for R's resolve_size: torch_zeros(2, 3), torch_zeros(c(2, 3)), torch_zeros(size = c(2, 3)).
-resolve_size <- function(...) {
-  size <- list(...)
-  if (length(size) == 1 && (is.null(names(size)) || names(size) %in% c("", "size"))) {
-    size <- size[[1]]
+# torch for R's resolve_size: torch_zeros(2, 3), torch_zeros(c(2, 3)), torch_zeros(size = c(2, 3)),
+# torch_zeros(list(2, 3)).
+resolve_size <- function(..., fn = "size") size_value(unlist(list(...), use.names = FALSE), fn)
+
+# A size argument (a vector or a list of numbers) as whole numbers, or an error
+# naming the function.
+size_value <- function(size, fn, arg = "size") {
+  if (is.list(size)) {
+    if (!all(vapply(size, function(s) is.numeric(s) && length(s) == 1, logical(1)))) {
+      value_error(fn, ": ", arg, " must be numbers, got a list holding ",
+                  paste(unique(vapply(size, function(s) class(s)[1], "")), collapse = ", "))
+    }
+    size <- unlist(size, use.names = FALSE)
   }
-  size <- unlist(size, use.names = FALSE)
-  if (!is.numeric(size)) value_error("size must be numbers, got ", class(size)[1])
+  if (!is.numeric(size) || is.object(size)) value_error(fn, ": ", arg, " must be numbers, got ", class(size)[1])
+  # (Negative sizes are the engine's shape errors.)
+  if (anyNA(size) || any(size != trunc(size))) {
+    value_error(fn, ": ", arg, " must be whole numbers, got ", deparse(size, nlines = 1)[1])
+  }
   size
+}
+
+# Named tensors (torch for R's `names =`) are not implemented: refused, never dropped.
+no_names <- function(names, fn) {
+  if (!is.null(names)) value_error(fn, ": names are not supported (rcuda has no named tensors)")
 }
 
 # The new tensor t, made to require grad when asked.
@@ -47,38 +63,45 @@ filled <- function(kind, size, value, dtype, device, requires_grad) {
 
 #' @export
 torch_zeros <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  filled("zeros", resolve_size(...), NULL, dtype, device, requires_grad)
+  no_names(names, "torch_zeros")
+  filled("zeros", resolve_size(..., fn = "torch_zeros"), NULL, dtype, device, requires_grad)
 }
 
 #' @export
 torch_ones <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  filled("ones", resolve_size(...), NULL, dtype, device, requires_grad)
+  no_names(names, "torch_ones")
+  filled("ones", resolve_size(..., fn = "torch_ones"), NULL, dtype, device, requires_grad)
 }
 
 #' @export
 torch_empty <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  filled("empty", resolve_size(...), NULL, dtype, device, requires_grad)
+  no_names(names, "torch_empty")
+  filled("empty", resolve_size(..., fn = "torch_empty"), NULL, dtype, device, requires_grad)
 }
 
 #' @export
 torch_full <- function(size, fill_value, names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  filled("full", size, fill_value, dtype, device, requires_grad)
+  no_names(names, "torch_full")
+  filled("full", size_value(size, "torch_full"), fill_value, dtype, device, requires_grad)
 }
 
 #' @export
 torch_randn <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  with_requires_grad(.Call(rc_random, "randn", resolve_size(...), dtype_name(dtype), device_string(device)), requires_grad)
+  no_names(names, "torch_randn")
+  with_requires_grad(.Call(rc_random, "randn", resolve_size(..., fn = "torch_randn"), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
 torch_rand <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
-  with_requires_grad(.Call(rc_random, "rand", resolve_size(...), dtype_name(dtype), device_string(device)), requires_grad)
+  no_names(names, "torch_rand")
+  with_requires_grad(.Call(rc_random, "rand", resolve_size(..., fn = "torch_rand"), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
 torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, device = NULL,
                           requires_grad = FALSE) {
-  with_requires_grad(.Call(rc_randint, low, high, size, dtype_name(dtype), device_string(device)), requires_grad)
+  if (missing(size)) value_error("torch_randint: size is required (torch_randint(low, high, size))")
+  with_requires_grad(.Call(rc_randint, low, high, size_value(size, "torch_randint"), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 # torch for R's end is inclusive: it nudges `end` by a float epsilon in the direction of
@@ -114,42 +137,49 @@ torch_eye <- function(n, m = n, dtype = NULL, device = NULL, requires_grad = FAL
 
 # The *_like functions keep the input's dtype and device unless told otherwise.
 like <- function(input, dtype, device) {
+  if (!is_torch_tensor(input)) value_error("*_like: input must be a tensor, got ", class(input)[1])
   list(dtype = if (is.null(dtype)) input$dtype else dtype,
        device = if (is.null(device)) input$device else device)
 }
 
 #' @export
 torch_zeros_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_zeros(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
 torch_ones_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_ones(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
 torch_empty_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_empty(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
 torch_full_like <- function(input, fill_value, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_full(input$shape, fill_value, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
 torch_rand_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_rand(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
 torch_randn_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_randn(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }

@@ -16,19 +16,36 @@ torch_device <- function(type, index = NULL) {
   if (!parts[1] %in% c("cpu", "cuda")) {
     device_error("torch_device: unknown device type \"", parts[1], "\" (expected \"cpu\" or \"cuda\")")
   }
-  if (parts[1] == "cpu") index <- NULL
+  if (!is.null(index)) {
+    if (!is.numeric(index) || length(index) != 1 || is.na(index) || index < 0 || index != trunc(index)) {
+      device_error("torch_device: index must be a whole number of at least 0, got ", deparse(index, nlines = 1)[1])
+    }
+    if (parts[1] == "cpu" && index != 0) device_error("torch_device: the cpu device index must be 0, got ", index)
+  }
   structure(list(type = parts[1], index = if (is.null(index)) NULL else as.integer(index)),
             class = "rcuda_device")
 }
 
+# `$` gives type and index (NULL when none was given, as torch for R); any other name is an
+# error, not NULL. length() is 1, as for torch for R's device object.
+#' @export
+`$.rcuda_device` <- function(x, name) {
+  if (!name %in% c("type", "index")) value_error("torch_device has no field '", name, "' (it has: type, index)")
+  .subset2(x, name)
+}
+
+#' @export
+length.rcuda_device <- function(x) 1L
+
 is_device <- function(x) inherits(x, "rcuda_device")
 
 # The string the engine parses ("cpu", "cuda", "cuda:1"); NULL stays NULL.
+# The engine has one CPU device: "cpu:0" and torch_device("cpu", 0) are "cpu" to it.
 device_string <- function(device) {
   if (is.null(device)) return(NULL)
-  if (is.character(device) && length(device) == 1) return(device)
+  if (is.character(device) && length(device) == 1) return(if (device == "cpu:0") "cpu" else device)
   if (!is_device(device)) device_error("device must be a torch_device() or a string, got ", class(device)[1])
-  if (is.null(device$index)) device$type else paste0(device$type, ":", device$index)
+  if (is.null(device$index) || device$type == "cpu") device$type else paste0(device$type, ":", device$index)
 }
 
 # A device from the engine's string ("cuda:0"), as `x$device` returns it.
@@ -45,7 +62,7 @@ print.rcuda_device <- function(x, ...) {
 }
 
 #' @export
-as.character.rcuda_device <- function(x, ...) device_string(x)
+as.character.rcuda_device <- function(x, ...) if (is.null(x$index)) x$type else paste0(x$type, ":", x$index)
 
 #' @export
 `==.rcuda_device` <- function(e1, e2) {

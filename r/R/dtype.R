@@ -54,10 +54,34 @@ print.rcuda_dtype <- function(x, ...) {
 #' @export
 as.character.rcuda_dtype <- function(x, ...) unname(dtype_labels[x$name])
 
+# torch for R: comparing a dtype with anything else is an error, never FALSE.
 #' @export
-`==.rcuda_dtype` <- function(e1, e2) identical(e1$name, e2$name)
+`==.rcuda_dtype` <- function(e1, e2) {
+  if (!is_dtype(e1) || !is_dtype(e2)) {
+    dtype_error("==: one of the objects is not a dtype (", class(if (is_dtype(e1)) e2 else e1)[1],
+                "); comparison is not possible")
+  }
+  identical(.subset2(e1, "name"), .subset2(e2, "name"))
+}
 
 #' @export
-`!=.rcuda_dtype` <- function(e1, e2) !identical(e1$name, e2$name)
+`!=.rcuda_dtype` <- function(e1, e2) !(e1 == e2)
+
+# `$` gives torch for R's fields (is_floating_point) and the engine's name; any other name is
+# an error, as in torch for R, not NULL.
+dtype_fields <- list(
+  name = function(x) .subset2(x, "name"),
+  is_floating_point = function(x) is_floating_dtype(.subset2(x, "name"))
+)
+
+#' @export
+`$.rcuda_dtype` <- function(x, name) {
+  field <- dtype_fields[[name]]
+  if (is.null(field)) value_error("torch_dtype has no field '", name, "' (it has: is_floating_point)")
+  field(x)
+}
+
+#' @export
+length.rcuda_dtype <- function(x) 1L
 
 is_floating_dtype <- function(name) name %in% c("float32", "float64", "float16", "bfloat16")

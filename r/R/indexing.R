@@ -189,14 +189,14 @@ tensor_entry <- function(value, size, dim) {
       index_error("bool index of shape [", paste(value$shape, collapse = ", "), "] does not match dims ",
                   dim, " to ", dim + length(size) - 1, " of shape [", paste(size, collapse = ", "), "]")
     }
-    return(list(kind = "mask", mask = value, ndim = length(size)))
+    return(list(kind = "mask", mask = value, ndim = length(size), tensor = TRUE))
   }
   if (value$dtype != torch_long()) {
     index_error("index tensors must be long (int64) or bool, got ", dtype_name(value$dtype), " for dim ", dim)
   }
   at <- normalize_positions(as.numeric(as_array(value$flatten())), size, dim)
-  if (value$dim() == 0) return(list(kind = "select", at = at))
-  list(kind = "positions", at = at, shape = value$shape)
+  if (value$dim() == 0) return(list(kind = "select", at = at, tensor = TRUE))
+  list(kind = "positions", at = at, shape = value$shape, tensor = TRUE)
 }
 
 # Positions as 1-based positives, checked against the dim's size.
@@ -336,6 +336,12 @@ read_scalars <- function(x, args, env, drop) {
     return(x)
   }
   entries <- if (length(args) == 0) list() else index_entries(x, args, parent.frame())
+  # torch for R refuses two index tensors in an assignment (PyTorch would pair them pointwise,
+  # base R would take a block: the two disagree, so neither is guessed).
+  if (sum(vapply(entries, function(e) isTRUE(e$tensor), logical(1))) > 1) {
+    index_error("`[<-`: Only one tensor is allowed in the index (give the others as R vectors, ",
+                "which select on each dim independently)")
+  }
   value <- assign_value(value, x)
   views_only <- TRUE
   for (k in seq_along(entries)) {

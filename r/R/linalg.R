@@ -1,24 +1,28 @@
 # Matrix products and joins.
 
 #' @export
-torch_matmul <- function(self, other) .Call(rc_matmul, "matmul", self, other)
+torch_matmul <- function(self, other) .Call(rc_matmul, "matmul", as_tensor_arg(self), as_tensor_arg(other))
 
 #' @export
-torch_mm <- function(self, mat2) .Call(rc_matmul, "mm", self, mat2)
+torch_mm <- function(self, mat2) .Call(rc_matmul, "mm", as_tensor_arg(self), as_tensor_arg(mat2))
 
 #' @export
-torch_bmm <- function(self, mat2) .Call(rc_matmul, "bmm", self, mat2)
+torch_bmm <- function(self, mat2) .Call(rc_matmul, "bmm", as_tensor_arg(self), as_tensor_arg(mat2))
 
 #' @export
-torch_cat <- function(tensors, dim = 1L) .Call(rc_join, "cat", as_tensor_list(tensors), dim)
+torch_cat <- function(tensors, dim = 1L) .Call(rc_join, "cat", as_tensor_list(tensors, "torch_cat"), dim)
 
 #' @export
-torch_stack <- function(tensors, dim = 1L) .Call(rc_join, "stack", as_tensor_list(tensors), dim)
+torch_stack <- function(tensors, dim = 1L) .Call(rc_join, "stack", as_tensor_list(tensors, "torch_stack"), dim)
 
-as_tensor_list <- function(tensors) {
+# A list of tensors; R vectors and arrays in it become tensors, as torch for R converts them.
+as_tensor_list <- function(tensors, fn) {
   if (is_torch_tensor(tensors)) tensors <- list(tensors)
-  if (!is.list(tensors) || !all(vapply(tensors, is_torch_tensor, logical(1)))) {
-    value_error("expected a list of tensors")
+  if (!is.list(tensors)) value_error(fn, ": tensors must be a list of tensors, got ", class(tensors)[1])
+  tensors <- lapply(tensors, as_tensor_arg)
+  bad <- which(!vapply(tensors, is_torch_tensor, logical(1)))
+  if (length(bad)) {
+    value_error(fn, ": tensors[[", bad[1], "]] is an R ", class(tensors[[bad[1]]])[1], ", not a tensor")
   }
   tensors
 }

@@ -55,25 +55,60 @@ Math.rcuda_tensor <- function(x, ...) {
   )
 }
 
+# torch for R's methods: sum(x, dim = 1, keepdim = TRUE) and prod() reduce along dim; max(a, b)
+# and min(a, b) are the largest (smallest) element of all their arguments, and sum/prod of several
+# arguments add (multiply) each one's total. Beyond torch for R (whose max() and min() take no
+# dim), max/min/any/all take dim and keepdim as torch_max() and friends do.
 #' @export
 Summary.rcuda_tensor <- function(..., na.rm = FALSE) {
+  if (!identical(na.rm, FALSE)) value_error(.Generic, "(): tensors have no NA to remove; na.rm must be FALSE")
   args <- list(...)
-  if (length(args) != 1) value_error(.Generic, "(): expected one tensor")
-  x <- args[[1]]
+  named <- if (is.null(names(args))) rep(FALSE, length(args)) else names(args) != ""
+  opts <- args[named]
+  values <- args[!named]
+  unknown <- setdiff(names(opts), c("dim", "keepdim"))
+  if (length(unknown)) value_error(.Generic, "(): unknown argument ", unknown[1], " (expected dim or keepdim)")
+  if (!is.null(opts$dim)) {
+    if (length(values) != 1) value_error(.Generic, "(): dim reduces one tensor, got ", length(values), " arguments")
+    x <- values[[1]]
+    keepdim <- if (is.null(opts$keepdim)) FALSE else opts$keepdim
+    return(switch(.Generic,
+      sum = torch_sum(x, dim = opts$dim, keepdim = keepdim),
+      prod = torch_prod(x, dim = opts$dim, keepdim = keepdim),
+      max = torch_max(x, dim = opts$dim, keepdim = keepdim),
+      min = torch_min(x, dim = opts$dim, keepdim = keepdim),
+      any = torch_any(x, dim = opts$dim, keepdim = keepdim),
+      all = torch_all(x, dim = opts$dim, keepdim = keepdim),
+      value_error(.Generic, "() takes no dim for tensors")
+    ))
+  }
+  totals <- function(f) lapply(values, function(v) f(as_tensor_arg(v)))
   switch(.Generic,
-    sum = .Call(rc_reduce, "sum", x, NULL, FALSE, NULL),
-    prod = .Call(rc_reduce, "prod", x, NULL, FALSE, NULL),
-    max = .Call(rc_extreme, "max", x, NULL, FALSE),
-    min = .Call(rc_extreme, "min", x, NULL, FALSE),
-    any = .Call(rc_reduce, "any", x, NULL, FALSE, NULL),
-    all = .Call(rc_reduce, "all", x, NULL, FALSE, NULL),
-    range = torch_stack(list(.Call(rc_extreme, "min", x, NULL, FALSE), .Call(rc_extreme, "max", x, NULL, FALSE))),
+    sum = Reduce(`+`, totals(torch_sum)),
+    prod = Reduce(`*`, totals(torch_prod)),
+    max = Reduce(torch_maximum, totals(torch_max)),
+    min = Reduce(torch_minimum, totals(torch_min)),
+    any = Reduce(torch_logical_or, totals(torch_any)),
+    all = Reduce(torch_logical_and, totals(torch_all)),
+    range = torch_stack(list(Reduce(torch_minimum, totals(torch_min)), Reduce(torch_maximum, totals(torch_max)))),
     value_error(.Generic, "() is not implemented for rcuda tensors")
   )
 }
 
 #' @export
-mean.rcuda_tensor <- function(x, ...) .Call(rc_reduce, "mean", x, NULL, FALSE, NULL)
+mean.rcuda_tensor <- function(x, dim, keepdim = FALSE, na.rm = FALSE, ...) {
+  if (!identical(na.rm, FALSE)) value_error("mean(): tensors have no NA to remove; na.rm must be FALSE")
+  if (missing(dim)) return(torch_mean(x))
+  torch_mean(x, dim = dim, keepdim = keepdim)
+}
+
+# torch for R runs torch_tensor() on an R vector or array given where a tensor is expected
+# (torch_max(c(2, 1), other = c(1, 2)), torch_stack() of matrices); NULL and tensors pass.
+as_tensor_arg <- function(x) {
+  if (is.null(x) || is_torch_tensor(x)) return(x)
+  if ((is.numeric(x) || is.logical(x)) && !is.object(x)) return(torch_tensor(x))
+  x
+}
 
 # ---- torch_* functions and methods over one op ----------------------------------------------
 
@@ -86,12 +121,15 @@ binary_ops <- c(
   "logical_and", "logical_or", "logical_xor"
 )
 
-make_unary <- function(op) {
+# The methods get a tensor as self; the torch_* functions (convert = TRUE) also take R values.
+make_unary <- function(op, convert = FALSE) {
   force(op)
+  if (convert) return(function(self) .Call(rc_unary, op, as_tensor_arg(self)))
   function(self) .Call(rc_unary, op, self)
 }
-make_binary <- function(op) {
+make_binary <- function(op, convert = FALSE) {
   force(op)
+  if (convert) return(function(self, other) .Call(rc_binary, op, as_tensor_arg(self), other))
   function(self, other) .Call(rc_binary, op, self, other)
 }
 
@@ -100,75 +138,76 @@ for (op in binary_ops) tensor_methods[[op]] <- make_binary(op)
 rm(op)
 
 #' @export
-torch_abs <- make_unary("abs")
+torch_abs <- make_unary("abs", convert = TRUE)
 #' @export
-torch_sign <- make_unary("sign")
+torch_sign <- make_unary("sign", convert = TRUE)
 #' @export
-torch_exp <- make_unary("exp")
+torch_exp <- make_unary("exp", convert = TRUE)
 #' @export
-torch_expm1 <- make_unary("expm1")
+torch_expm1 <- make_unary("expm1", convert = TRUE)
 #' @export
-torch_log <- make_unary("log")
+torch_log <- make_unary("log", convert = TRUE)
 #' @export
-torch_log1p <- make_unary("log1p")
+torch_log1p <- make_unary("log1p", convert = TRUE)
 #' @export
-torch_sqrt <- make_unary("sqrt")
+torch_sqrt <- make_unary("sqrt", convert = TRUE)
 #' @export
-torch_rsqrt <- make_unary("rsqrt")
+torch_rsqrt <- make_unary("rsqrt", convert = TRUE)
 #' @export
-torch_sin <- make_unary("sin")
+torch_sin <- make_unary("sin", convert = TRUE)
 #' @export
-torch_cos <- make_unary("cos")
+torch_cos <- make_unary("cos", convert = TRUE)
 #' @export
-torch_tanh <- make_unary("tanh")
+torch_tanh <- make_unary("tanh", convert = TRUE)
 #' @export
-torch_sigmoid <- make_unary("sigmoid")
+torch_sigmoid <- make_unary("sigmoid", convert = TRUE)
 #' @export
-torch_relu <- make_unary("relu")
+torch_relu <- make_unary("relu", convert = TRUE)
 #' @export
-torch_floor <- make_unary("floor")
+torch_floor <- make_unary("floor", convert = TRUE)
 #' @export
-torch_ceil <- make_unary("ceil")
+torch_ceil <- make_unary("ceil", convert = TRUE)
 #' @export
-torch_round <- make_unary("round")
+torch_round <- make_unary("round", convert = TRUE)
 #' @export
-torch_neg <- make_unary("neg")
+torch_neg <- make_unary("neg", convert = TRUE)
 #' @export
-torch_logical_not <- make_unary("logical_not")
+torch_logical_not <- make_unary("logical_not", convert = TRUE)
 
 #' @export
-torch_mul <- make_binary("mul")
+torch_mul <- make_binary("mul", convert = TRUE)
 #' @export
-torch_div <- make_binary("div")
+torch_div <- make_binary("div", convert = TRUE)
 #' @export
-torch_remainder <- make_binary("remainder")
+torch_remainder <- make_binary("remainder", convert = TRUE)
 #' @export
-torch_floor_divide <- make_binary("floor_divide")
+torch_floor_divide <- make_binary("floor_divide", convert = TRUE)
 #' @export
-torch_maximum <- make_binary("maximum")
+torch_maximum <- make_binary("maximum", convert = TRUE)
 #' @export
-torch_minimum <- make_binary("minimum")
+torch_minimum <- make_binary("minimum", convert = TRUE)
 #' @export
-torch_eq <- make_binary("eq")
+torch_eq <- make_binary("eq", convert = TRUE)
 #' @export
-torch_ne <- make_binary("ne")
+torch_ne <- make_binary("ne", convert = TRUE)
 #' @export
-torch_lt <- make_binary("lt")
+torch_lt <- make_binary("lt", convert = TRUE)
 #' @export
-torch_le <- make_binary("le")
+torch_le <- make_binary("le", convert = TRUE)
 #' @export
-torch_gt <- make_binary("gt")
+torch_gt <- make_binary("gt", convert = TRUE)
 #' @export
-torch_ge <- make_binary("ge")
+torch_ge <- make_binary("ge", convert = TRUE)
 #' @export
-torch_logical_and <- make_binary("logical_and")
+torch_logical_and <- make_binary("logical_and", convert = TRUE)
 #' @export
-torch_logical_or <- make_binary("logical_or")
+torch_logical_or <- make_binary("logical_or", convert = TRUE)
 #' @export
-torch_logical_xor <- make_binary("logical_xor")
+torch_logical_xor <- make_binary("logical_xor", convert = TRUE)
 
 #' @export
 torch_add <- function(self, other, alpha = 1L) {
+  self <- as_tensor_arg(self)
   if (alpha == 1) return(.Call(rc_binary, "add", self, other))
   if (!is_torch_tensor(other)) return(.Call(rc_binary, "add", self, other * alpha))
   .Call(rc_add_alpha, self, other, alpha, FALSE)
@@ -176,6 +215,7 @@ torch_add <- function(self, other, alpha = 1L) {
 
 #' @export
 torch_sub <- function(self, other, alpha = 1L) {
+  self <- as_tensor_arg(self)
   if (alpha == 1) return(.Call(rc_binary, "sub", self, other))
   if (!is_torch_tensor(other)) return(.Call(rc_binary, "sub", self, other * alpha))
   .Call(rc_add_alpha, self, other, alpha, TRUE)
@@ -183,23 +223,27 @@ torch_sub <- function(self, other, alpha = 1L) {
 
 #' @export
 torch_pow <- function(self, exponent) {
-  .Call(rc_binary, "pow", self, exponent)
+  .Call(rc_binary, "pow", as_tensor_arg(self), exponent)
 }
 
 #' @export
-torch_clamp <- function(self, min = NULL, max = NULL) .Call(rc_clamp, self, min, max)
+torch_clamp <- function(self, min = NULL, max = NULL) .Call(rc_clamp, as_tensor_arg(self), min, max)
 
 #' @export
-torch_gelu <- function(self, approximate = "none") .Call(rc_gelu, self, approximate)
+torch_gelu <- function(self, approximate = "none") .Call(rc_gelu, as_tensor_arg(self), approximate)
 
 # torch_where(condition) is torch_nonzero(condition, as_list = TRUE), as torch for R.
 #' @export
 torch_where <- function(condition, self = NULL, other = NULL) {
+  condition <- as_tensor_arg(condition)
   if (!is_torch_tensor(condition)) value_error("torch_where: condition must be a tensor, got ", class(condition)[1])
   if (is.null(self) != is.null(other)) {
     value_error("torch_where: give both self and other, or neither; got only ", if (is.null(self)) "other" else "self")
   }
   if (is.null(self)) return(torch_nonzero(condition, as_list = TRUE))
+  # Numbers stay numbers (each keeps its own dtype); longer R vectors become tensors.
+  if (length(self) > 1 || is.array(self)) self <- as_tensor_arg(self)
+  if (length(other) > 1 || is.array(other)) other <- as_tensor_arg(other)
   .Call(rc_where, condition, self, other)
 }
 
@@ -207,6 +251,7 @@ torch_where <- function(condition, self = NULL, other = NULL) {
 # per element, or with as_list = TRUE one long vector per dim (torch's as_tuple).
 #' @export
 torch_nonzero <- function(self, as_list = FALSE) {
+  self <- as_tensor_arg(self)
   if (!is_torch_tensor(self)) value_error("torch_nonzero: self must be a tensor, got ", class(self)[1])
   if (!is.logical(as_list) || length(as_list) != 1 || is.na(as_list)) {
     value_error("torch_nonzero: as_list must be TRUE or FALSE, got ", deparse(as_list)[1])

@@ -1,43 +1,48 @@
 # Shape changes, views and copies. Dims are 1-based, negative from the end (torch for R).
 
 #' @export
-torch_reshape <- function(self, shape) .Call(rc_reshape, "reshape", self, shape)
+torch_reshape <- function(self, shape) .Call(rc_reshape, "reshape", as_tensor_arg(self), size_list(shape))
 
 #' @export
-torch_flatten <- function(self, start_dim = 1L, end_dim = -1L) .Call(rc_flatten, self, start_dim, end_dim)
+torch_flatten <- function(self, start_dim = 1L, end_dim = -1L) .Call(rc_flatten, as_tensor_arg(self), start_dim, end_dim)
 
 #' @export
-torch_squeeze <- function(self, dim = NULL) .Call(rc_squeeze, self, dim)
+torch_squeeze <- function(self, dim = NULL) .Call(rc_squeeze, as_tensor_arg(self), dim)
 
 #' @export
-torch_unsqueeze <- function(self, dim) .Call(rc_unsqueeze, self, dim)
+torch_unsqueeze <- function(self, dim) .Call(rc_unsqueeze, as_tensor_arg(self), dim)
 
 #' @export
-torch_transpose <- function(self, dim0, dim1) .Call(rc_transpose, self, dim0, dim1)
+torch_transpose <- function(self, dim0, dim1) .Call(rc_transpose, as_tensor_arg(self), dim0, dim1)
 
 #' @export
-torch_t <- function(self) .Call(rc_t, self)
+torch_t <- function(self) .Call(rc_t, as_tensor_arg(self))
 
 #' @export
-torch_permute <- function(self, dims) .Call(rc_permute, self, dims)
+torch_permute <- function(self, dims) .Call(rc_permute, as_tensor_arg(self), unlist(dims))
 
 #' @export
-torch_narrow <- function(self, dim, start, length) .Call(rc_narrow, self, dim, start, length)
+torch_narrow <- function(self, dim, start, length) .Call(rc_narrow, as_tensor_arg(self), dim, start, length)
 
 #' @export
-torch_clone <- function(self) .Call(rc_copy, "clone", self)
+torch_clone <- function(self) .Call(rc_copy, "clone", as_tensor_arg(self))
 
 #' @export
 torch_index_select <- function(self, dim, index) {
   if (is_torch_tensor(index)) index <- as.integer(as_array(index))
-  .Call(rc_index_select, self, dim, index)
+  .Call(rc_index_select, as_tensor_arg(self), dim, index)
 }
 
 #' @export
-torch_masked_select <- function(self, mask) .Call(rc_masked_select, self, mask)
+torch_masked_select <- function(self, mask) .Call(rc_masked_select, as_tensor_arg(self), as_tensor_arg(mask))
+
+# Sizes for view/reshape: a vector, or a list of numbers as torch for R takes them.
+size_list <- function(size) {
+  if (is.list(size) && all(vapply(size, function(s) is.numeric(s) && length(s) == 1, logical(1)))) unlist(size) else size
+}
 
 m <- tensor_methods
-m$view <- function(self, size) .Call(rc_reshape, "view", self, size)
+m$view <- function(self, size) .Call(rc_reshape, "view", self, size_list(size))
 m$reshape <- torch_reshape
 m$flatten <- torch_flatten
 m$squeeze <- torch_squeeze
@@ -46,7 +51,24 @@ m$transpose <- torch_transpose
 m$t <- torch_t
 m$permute <- function(self, ...) .Call(rc_permute, self, unlist(list(...)))
 m$narrow <- torch_narrow
-m$expand <- function(self, ..., implicit = FALSE) .Call(rc_expand, self, resolve_size(...))
+# torch for R's expand(size, implicit = FALSE); sizes may also come one per argument
+# (x$expand(2, 3)). A logical after the sizes is implicit, never a size.
+m$expand <- function(self, ..., implicit = FALSE) {
+  sizes <- list(...)
+  last <- sizes[[length(sizes)]]
+  if (length(sizes) > 1 && is.logical(last) && length(last) == 1) {
+    implicit <- last
+    sizes <- sizes[-length(sizes)]
+  }
+  if (!is.logical(implicit) || length(implicit) != 1 || is.na(implicit)) {
+    value_error("expand: implicit must be TRUE or FALSE, got ", deparse(implicit, nlines = 1)[1])
+  }
+  size <- unlist(sizes, use.names = FALSE)
+  if (!is.numeric(size) || anyNA(size) || any(size != trunc(size)) || any(size < -1)) {
+    value_error("expand: size must be whole numbers (-1 keeps a dim), got ", deparse(size, nlines = 1)[1])
+  }
+  .Call(rc_expand, self, size)
+}
 m$contiguous <- function(self) .Call(rc_copy, "contiguous", self)
 m$clone <- torch_clone
 m$is_contiguous <- function(self) .Call(rc_is_contiguous, self)
@@ -70,13 +92,32 @@ m$element_size <- function(self) {
 }
 m$item <- function(self) .Call(rc_item, self)
 
-# to(dtype =, device =): either may be given, by name or position (a dtype or a device).
-m$to <- function(self, dtype = NULL, device = NULL, ...) {
-  if (!is.null(dtype) && !is_dtype(dtype)) {  # x$to("cuda") / x$to(torch_device("cuda"))
-    device <- dtype
-    dtype <- NULL
+# torch for R's to(dtype, device, other, non_blocking, copy, memory_format). A device may
+# also come first (x$to("cuda"), x$to(torch_device("cpu"))); a string that is no device is
+# refused (torch for R takes no dtype strings): x$to(dtype = "double") is an error, not a device.
+device_spec <- function(s) grepl("^(cpu|cpu:0|cuda|cuda:[0-9]+)$", s)
+m$to <- function(self, dtype = NULL, device = NULL, other = NULL, non_blocking = FALSE, copy = FALSE,
+                 memory_format = NULL) {
+  if (!is.null(other)) {
+    if (!is.null(dtype) || !is.null(device)) value_error("to: give other, or dtype and device, not both")
+    if (!is_torch_tensor(other)) value_error("to: other must be a tensor, got ", class(other)[1])
+    dtype <- other$dtype
+    device <- other$device
   }
-  .Call(rc_to, self, dtype_name(dtype), device_string(device))
+  if (!is.null(dtype) && !is_dtype(dtype)) {
+    if (is_device(dtype) || (is.character(dtype) && length(dtype) == 1 && device_spec(dtype))) {
+      if (!is.null(device)) value_error("to: two devices given (", device_string(dtype), " and ", device_string(device), ")")
+      device <- dtype
+      dtype <- NULL
+    } else {
+      dtype_error("to: dtype must be a torch dtype such as torch_double(), got ", deparse(dtype, nlines = 1)[1])
+    }
+  }
+  if (!is.null(memory_format)) value_error("to: memory_format is not supported")
+  out <- .Call(rc_to, self, dtype_name(dtype), device_string(device))
+  # to() returns the tensor itself when nothing changes; copy = TRUE asks for new memory.
+  if (isTRUE(copy) && identical(.Call(rc_meta, out)[2:3], .Call(rc_meta, self)[2:3])) out <- .Call(rc_copy, "clone", out)
+  out
 }
 m$cuda <- function(self, device = NULL, ...) {
   device <- if (is.null(device)) "cuda" else device_string(device)

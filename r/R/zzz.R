@@ -12,6 +12,7 @@ NULL
   # before the user's own hooks for the event.
   set_operator_hook(pkgname, function(...) register_operators())
   register_coro_methods()  # coro::loop(for (b in dl) ...) when coro is installed (data-loader.R)
+  s3_register("waldo::compare_proxy", "rcuda_tensor", compare_proxy_rcuda_tensor)  # convert.R
 }
 
 .onUnload <- function(libpath) {

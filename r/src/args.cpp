@@ -21,6 +21,8 @@ Device device_arg(SEXP x) {
 }
 
 Shape shape_arg(SEXP x) {
+  RCUDA_CHECK(TYPEOF(x) == INTSXP || TYPEOF(x) == REALSXP, ValueError,
+              "size: expected a vector of whole numbers, got an R ", Rf_type2char(TYPEOF(x)));
   Shape shape;
   const R_xlen_t n = Rf_xlength(x);
   shape.reserve(n);
@@ -35,6 +37,9 @@ Shape shape_arg(SEXP x) {
 }
 
 int64_t dim_arg(SEXP x, const char* op) {
+  RCUDA_CHECK(TYPEOF(x) == INTSXP || TYPEOF(x) == REALSXP, ValueError, op,
+              ": dim must be a number (1-based; negative from the end), got an R ",
+              Rf_type2char(TYPEOF(x)));
   RCUDA_CHECK(Rf_length(x) == 1, ValueError, op, ": dim must be a single number");
   const double d = Rf_asReal(x);
   RCUDA_CHECK(!std::isnan(d), ValueError, op, ": dim is NA");
@@ -46,8 +51,13 @@ int64_t dim_arg(SEXP x, const char* op) {
 std::vector<int64_t> dims_arg(SEXP x, const char* op) {
   std::vector<int64_t> dims;
   if (Rf_isNull(x)) return dims;
+  RCUDA_CHECK(TYPEOF(x) == INTSXP || TYPEOF(x) == REALSXP, ValueError, op,
+              ": dim must be numbers (1-based; negative from the end), got an R ",
+              Rf_type2char(TYPEOF(x)));
   for (R_xlen_t i = 0; i < Rf_xlength(x); ++i) {
-    cpp11::sexp one = Rf_ScalarReal(TYPEOF(x) == INTSXP ? INTEGER(x)[i] : REAL(x)[i]);
+    const double v =
+        TYPEOF(x) == INTSXP ? (INTEGER(x)[i] == NA_INTEGER ? NA_REAL : INTEGER(x)[i]) : REAL(x)[i];
+    cpp11::sexp one = Rf_ScalarReal(v);
     dims.push_back(dim_arg(one, op));
   }
   return dims;

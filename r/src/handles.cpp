@@ -21,6 +21,9 @@
 //  2. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
 //     pool retries. The hook runs inside an engine call made from R, so it is on R's main thread;
 //     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.
+//     Host memory gets the same: the glue registers a CPU allocator (RetryingCpuAllocator) that
+//     forwards to the engine's and, when an allocation on R's main thread throws
+//     OutOfMemoryError, runs the full collection and tries once more.
 // Collections run the finalizers below, which drop handles and give memory back to the pool.
 //
 // Note [Small tensors share a finalizer]
@@ -185,6 +188,31 @@ void collect_young(Device device) {
   reset_pending();
 }
 
+// Note [GC pressure] 2, for host memory. Storage keeps the allocator that made it, so tensors
+// made before registration free through the engine's allocator directly; both paths end there.
+class RetryingCpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t nbytes) override {
+    try {
+      return cpu_allocator().allocate(nbytes);
+    } catch (const OutOfMemoryError&) {
+      if (std::this_thread::get_id() != main_thread || in_gc) throw;
+    }
+    collect_full();
+    return cpu_allocator().allocate(nbytes);
+  }
+  void deallocate(void* ptr, size_t nbytes) override { cpu_allocator().deallocate(ptr, nbytes); }
+  Device device() const override { return cpu_allocator().device(); }
+  MemoryStats stats() const override { return cpu_allocator().stats(); }
+  void reset_peak() override { cpu_allocator().reset_peak(); }
+};
+
+Allocator& retrying_cpu_allocator(int /*device_index*/) {
+  // Never destroyed: storage made through it may outlive the package's unload hooks.
+  static RetryingCpuAllocator* allocator = new RetryingCpuAllocator();
+  return *allocator;
+}
+
 Pressure& pressure_for(Device device) {
   Pressure& p = pressure[static_cast<int>(device.type)];
   if (p.cap < 0) {
@@ -278,6 +306,7 @@ extern "C" SEXP rc_init(SEXP fraction, SEXP live) {
       collect_full();
     });
   }
+  register_allocator(DeviceType::CPU, &retrying_cpu_allocator);
   return R_NilValue;
   RCUDA_END
 }

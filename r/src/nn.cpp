@@ -53,8 +53,9 @@ Tensor with_index_hint(const char* op, F&& f) {
   try {
     return f();
   } catch (const IndexError& e) {
-    throw IndexError(
-        detail::concat(op, ": ", e.what(), " [the engine counts from 0: the R value is one more]"));
+    // Unmarked, so conditions.R shifts the engine's 0-based index and dim (Note [1-based
+    // messages] in rcuda_r.h).
+    throw IndexError(detail::concat(op, ": ", e.what()));
   }
 }
 

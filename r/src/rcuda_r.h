@@ -19,7 +19,22 @@
 #include "rcuda/backend/cuda.h"
 #include "rcuda/rcuda.h"
 
+// Note [1-based messages]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// The engine counts dims, list positions and element indices from 0; R users count from 1.
+// The glue's own checks already speak in R's terms, so their messages start with kGlueMessage
+// (RCUDA_CHECK is redefined below for the glue's files: rcuda's public headers hold no checks
+// of their own). conditions.R then shifts the engine's numbers by one (engine_error) and only
+// strips the mark from the glue's.
+#undef RCUDA_CHECK
+#define RCUDA_CHECK(cond, ErrorType, ...)                                                         \
+  do {                                                                                            \
+    if (!(cond)) throw ErrorType(::rcuda::detail::concat(::rcuda::r::kGlueMessage, __VA_ARGS__)); \
+  } while (0)
+
 namespace rcuda::r {
+
+inline constexpr char kGlueMessage[] = "\x01";
 
 // ---- tensors as R objects (handles.cpp) ----------------------------------------------------
 // A new external pointer of class "rcuda_tensor" owning a copy of the handle; its finalizer
@@ -42,7 +57,7 @@ Tensor from_r(SEXP data, std::optional<DType> dtype, Device device);
 // dtype names as the R side passes them ("float32", ...); NULL gives std::nullopt.
 std::optional<DType> dtype_arg(SEXP x);
 Device device_arg(SEXP x);  // "cpu", "cuda:0"; NULL gives the CPU
-Shape shape_arg(SEXP x);    // integer or double vector of sizes
+Shape shape_arg(SEXP x);    // integer or double vector of sizes (ValueError for anything else)
 // R's 1-based dims (negative from the end) to the engine's 0-based ones; `op` names the caller.
 int64_t dim_arg(SEXP x, const char* op);
 std::vector<int64_t> dims_arg(SEXP x, const char* op);  // NULL: every dim

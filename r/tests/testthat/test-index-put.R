@@ -1,7 +1,7 @@
 # `[<-` with vectors and masks goes through the engine's index_put_: random mixes of numbers,
 # a:b ranges, position vectors (negative ones count from the end), logical vectors, long and
 # bool tensors, with values that fill the selection or broadcast along its last dim, against
-# base R on the same array.
+# base R on the same array (two index tensors are an error, as in torch for R).
 
 # One random index for a dim of `size`: the text rcuda's and base R's calls use, the variables
 # they name, and how much of the dim the selection keeps (0: the dim is dropped; NA: all of it). Positions are distinct (a repeated position's winner is unspecified).
@@ -64,6 +64,12 @@ test_that("`[<-` with random vector, mask, number and range indices matches base
       assign("w", w, envir = env)
       ours <- sprintf("a[%s] <- v", paste(vapply(idx, `[[`, "", "ours"), collapse = ", "))
       base <- sprintf("x[%s] <- w", paste(vapply(idx, `[[`, "", "base"), collapse = ", "))
+      # Two index tensors: an error, as in torch for R, and nothing is written.
+      if (sum(vapply(idx, function(i) endsWith(i$ours, "_t"), logical(1))) > 1) {
+        expect_error(eval(parse(text = ours), env), "Only one tensor is allowed in the index")
+        expect_equal(as.array(env$a), x, label = paste(ours, "on", device))
+        next
+      }
       eval(parse(text = ours), env)
       eval(parse(text = base), env)
       expect_equal(as.array(env$a), env$x, label = paste(ours, "on", device))

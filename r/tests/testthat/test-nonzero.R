@@ -52,15 +52,19 @@ test_that("torch_nonzero on empty, all-zero and 0-d tensors", {
   expect_equal(torch_nonzero(torch_scalar_tensor(0), as_list = TRUE)[[1]]$shape, 0L)
 })
 
-test_that("torch_where with one value, or a non-tensor condition, is an rcuda_value_error", {
+test_that("torch_where with one value, or a condition that is no tensor or R vector, is an rcuda_value_error", {
   a <- torch_randn(3)
   expect_error(torch_where(a > 0, a), "torch_where: give both self and other, or neither; got only self",
                class = "rcuda_value_error")
   expect_error(torch_where(a > 0, other = a), "got only other", class = "rcuda_value_error")
-  expect_error(torch_where(c(TRUE, FALSE)), "torch_where: condition must be a tensor, got logical",
+  expect_error(torch_where("a"), "torch_where: condition must be a tensor, got character",
                class = "rcuda_value_error")
   expect_error(torch_nonzero(a, as_list = NA), "torch_nonzero: as_list must be TRUE or FALSE, got NA",
                class = "rcuda_value_error")
-  expect_error(torch_nonzero(1:3), "torch_nonzero: self must be a tensor, got integer",
+  expect_error(torch_nonzero("a"), "torch_nonzero: self must be a tensor, got character",
                class = "rcuda_value_error")
+  # R vectors are converted with torch_tensor(), as torch for R does.
+  lg <- runif(7) > 0.5
+  expect_equal(as_array(torch_where(lg)[[1]]), which(lg))
+  expect_equal(as_array(torch_nonzero(c(0, 3, 0, 1))), matrix(c(2L, 4L), ncol = 1))
 })

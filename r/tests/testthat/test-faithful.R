@@ -1,0 +1,220 @@
+# Scripts written for torch for R give the same answers here: base generics with tensor
+# arguments, $expand/$to, 1-based messages, devices and dtypes, test comparisons, argument
+# checks and R values where tensors are expected. References are base R on the same values,
+# or torch for R's documented behaviour (its R/operators.R, R/tensor.R, tests/testthat).
+
+random_matrix <- function(n = sample(2:5, 1), m = sample(2:5, 1)) matrix(rnorm(n * m), n, m)
+
+test_that("sum/prod/mean/max/min/any/all with dim and keepdim reduce along the dim (base apply)", {
+  x <- random_matrix()
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_equal(as_array(mean(a, dim = 1)), colMeans(x))
+  expect_equal(as_array(mean(a, dim = 2)), rowMeans(x))
+  expect_equal(as_array(mean(a, dim = 1, keepdim = TRUE)), matrix(colMeans(x), 1))
+  expect_equal(as_array(mean(a)), mean(x))
+  expect_equal(as_array(sum(a, dim = 1)), colSums(x))
+  expect_equal(as_array(sum(a, dim = -1, keepdim = TRUE)), matrix(rowSums(x), ncol = 1))
+  expect_equal(as_array(prod(a, dim = 2)), apply(x, 1, prod))
+  mx <- max(a, dim = 2)
+  expect_equal(as_array(mx[[1]]), apply(x, 1, max))
+  expect_equal(as_array(mx[[2]]), apply(x, 1, which.max))
+  expect_equal(as_array(min(a, dim = 1)[[1]]), apply(x, 2, min))
+  b <- torch_tensor(x > 0)
+  expect_equal(as_array(any(b, dim = 1)), apply(x > 0, 2, any))
+  expect_equal(as_array(all(b, dim = 2, keepdim = TRUE)), matrix(apply(x > 0, 1, all), ncol = 1))
+  # A non-contiguous view reduces the same.
+  expect_equal(as_array(sum(a$t(), dim = 1)), rowSums(x))
+})
+
+test_that("max(a, b), min(a, b), sum(a, b) and prod(a, b) of tensors reduce over all arguments", {
+  x <- rnorm(5)
+  y <- rnorm(3)
+  a <- torch_tensor(x, dtype = torch_double())
+  b <- torch_tensor(y, dtype = torch_double())
+  expect_equal(as_array(max(a, b)), max(x, y))
+  expect_equal(as_array(min(a, b)), min(x, y))
+  expect_equal(as_array(sum(a, b)), sum(x, y))
+  expect_equal(as_array(prod(a, b)), prod(x, y))
+  expect_equal(as_array(max(a, 10)), 10)
+  expect_equal(as_array(range(a, b)), range(x, y))
+  expect_error(sum(a, na.rm = TRUE), "na.rm")
+  expect_error(sum(a, b, dim = 1), "one tensor")
+})
+
+test_that("$expand(size, implicit) reads a logical after the sizes as implicit", {
+  v <- rnorm(3)
+  x <- torch_tensor(v, dtype = torch_double())$view(c(1, 3))
+  e <- x$expand(c(2, 2, 3), TRUE)
+  expect_equal(e$shape, c(2L, 2L, 3L))
+  expect_equal(as_array(e), aperm(array(rep(v, each = 4), c(2, 2, 3)), c(1, 2, 3)))
+  expect_equal(x$expand(c(4, -1), implicit = FALSE)$shape, c(4L, 3L))
+  expect_equal(x$expand(2, 3)$shape, c(2L, 3L))
+})
+
+test_that("$to(other = y) takes y's dtype and device; a dtype string is refused, never a device", {
+  x <- torch_tensor(matrix(1:6, 2) + 0.5)
+  y <- torch_tensor(1L)
+  z <- x$to(other = y)
+  expect_true(z$dtype == torch_long())
+  expect_equal(as_array(z), matrix(1:6, 2) + 0L)  # a copy to int64 truncates, as torch
+  expect_true(x$to(other = torch_tensor(1, dtype = torch_double()))$dtype == torch_double())
+  expect_error(x$to(dtype = "double"), "dtype must be a torch dtype", class = "rcuda_dtype_error")
+  expect_error(x$to(other = y, dtype = torch_double()), "not both")
+  expect_true(x$to(torch_double())$dtype == torch_double())
+  expect_true(x$to(device = "cpu")$device == torch_device("cpu"))
+  expect_true(x$to("cpu")$dtype == torch_float())
+  # copy = TRUE gives new memory even when nothing changes.
+  w <- x$to(copy = TRUE)
+  w[1, 1] <- 100
+  expect_equal(as_array(x)[1, 1], 1.5)
+})
+
+test_that("error messages count dims, tensors and positions from 1", {
+  x <- torch_randn(2, 3)
+  msg <- function(expr) tryCatch({ expr; NA_character_ }, error = conditionMessage)
+  expect_match(msg(x$sum(dim = 3)), "dim 3 out of range for a tensor of 2 dims \\(expected -2 to 2\\)")
+  expect_match(msg(torch_sum(x, dim = -3)), "dim -3 out of range.*expected -2 to 2")
+  expect_match(msg(torch_mean(x, dim = 5)), "dim 5 ")
+  expect_match(msg(torch_max(x, dim = 3)), "dim 3 ")
+  expect_match(msg(torch_cat(list(x, torch_randn(3, 2)))),
+               "except in dim 1: tensor 1 has \\[2, 3\\], tensor 2 has \\[3, 2\\]")
+  expect_match(msg(torch_cat(list(x, torch_randn(2, 3), torch_randn(2, 4)), dim = 1)), "tensor 3 has \\[2, 4\\]")
+  expect_match(msg(torch_stack(list(x, x), dim = 4)), "dim 4 ")
+  expect_match(msg(x$transpose(1, 3)), "dim 3 ")
+  expect_match(msg(x$permute(c(1, 1))), "dim 1 repeated in \\[1, 1\\]")
+  expect_match(msg(torch_squeeze(x, 3)), "dim 3 ")
+  expect_match(msg(torch_unsqueeze(x, 4)), "dim 4 ")
+  expect_match(msg(torch_softmax(x, 3)), "dim 3 ")
+  expect_match(msg(torch_narrow(x, 2, 3, 2)), "start 3 and length 2 out of range for dim 2 of size 3")
+  expect_match(msg(torch_narrow(x, 3, 1, 1)), "dim 3 ")
+  expect_match(msg(torch_index_select(x, 3, 1)), "dim 3 ")
+  expect_match(msg(torch_flatten(x, 2, 1)), "start_dim 2 .*end_dim 1")
+  expect_match(msg(torch_ones(2, 1)$expand(c(2, 3, 4))), "at dim")
+  expect_false(grepl("dim 0|tensor 0", msg(torch_cat(list(x, torch_randn(3, 2))))))
+  # The glue's own messages were 1-based already and stay so.
+  expect_match(msg(torch_sum(x, dim = 0)), "dim 0 is not valid; dims start at 1")
+})
+
+test_that("`[<-` with two index tensors is an error, as torch for R", {
+  x <- torch_zeros(3, 3)
+  i <- torch_tensor(c(1L, 3L))
+  j <- torch_tensor(c(1L, 2L))
+  expect_error(x[i, j] <- 2, "Only one tensor is allowed in the index", class = "rcuda_index_error")
+  expect_error(x[i, j] <- torch_tensor(2), "Only one tensor is allowed in the index")
+  expect_error(x[torch_tensor(c(TRUE, FALSE, TRUE)), j] <- 1, "Only one tensor")
+  expect_equal(as_array(x), matrix(0, 3, 3))  # nothing was written
+  # One tensor, beside R vectors, is taken (torch for R's tests: x[mask, 1] <- y).
+  m <- matrix(0, 3, 3)
+  x[i, c(1, 2)] <- 2
+  m[c(1, 3), c(1, 2)] <- 2
+  expect_equal(as_array(x), m)
+})
+
+test_that("devices: index 0 is kept, length() is 1, $ refuses unknown names", {
+  d <- torch_device("cpu", 0)
+  expect_identical(d$index, 0L)
+  expect_equal(d$type, "cpu")
+  expect_equal(as.character(d), "cpu:0")
+  expect_null(torch_device("cpu")$index)
+  expect_null(torch_device("cuda")$index)
+  expect_identical(torch_device("cuda:1")$index, 1L)
+  expect_equal(length(torch_device("cpu")), 1L)
+  expect_error(torch_device("cpu")$indx, "no field 'indx'")
+  expect_true(torch_zeros(2, device = d)$device == torch_device("cpu"))
+  expect_error(torch_device("cpu", 1), "cpu device index must be 0")
+})
+
+test_that("dtypes: == with a non-dtype is an error; $is_floating_point works; unknown $ is an error", {
+  expect_error(NULL == torch_float64(), "not a dtype")
+  expect_error(torch_float64() == "float64", "not a dtype")
+  expect_true(torch_float() == torch_float32())
+  expect_false(torch_float() != torch_float32())
+  expect_true(torch_float()$is_floating_point)
+  expect_true(torch_double()$is_floating_point)
+  expect_true(torch_half()$is_floating_point)
+  expect_false(torch_long()$is_floating_point)
+  expect_false(torch_bool()$is_floating_point)
+  expect_error(torch_float()$is_floating, "no field 'is_floating'")
+  expect_equal(length(torch_float()), 1L)
+})
+
+test_that("a failing CPU allocation runs R's garbage collector before it fails", {
+  collected <- new.env()
+  collected$done <- FALSE
+  local({
+    e <- new.env()
+    reg.finalizer(e, function(e) collected$done <- TRUE)
+  })
+  # More than the host has: it fails at once, after one full collection.
+  expect_error(torch_empty(2^50, dtype = torch_uint8()), class = "rcuda_oom_error")
+  expect_true(collected$done)
+})
+
+test_that("all.equal() and testthat's expect_equal compare tensor values (editions 2 and 3)", {
+  x <- rnorm(4)
+  a <- torch_tensor(x, dtype = torch_double())
+  expect_true(isTRUE(all.equal(a, torch_tensor(x, dtype = torch_double()))))
+  expect_match(all.equal(a, torch_tensor(x + 1, dtype = torch_double())), "Mean relative difference")
+  expect_true(isTRUE(all.equal(a, x)))
+  local({
+    local_edition(2)
+    expect_failure(expect_equal(torch_tensor(1), torch_tensor(2)))
+    expect_success(expect_equal(torch_tensor(c(1, 2)), torch_tensor(c(1, 2))))
+  })
+  skip_if_not_installed("waldo")
+  local({
+    local_edition(3)
+    expect_success(expect_equal(torch_tensor(x), torch_tensor(x)))
+    expect_failure(expect_equal(torch_tensor(1), torch_tensor(2)))
+    expect_failure(expect_equal(torch_tensor(1), torch_tensor(1, requires_grad = TRUE)))
+  })
+})
+
+test_that("creation and reduction arguments are checked, naming the function and the argument", {
+  r <- torch_randint(0, 10, size = list(32, 5))
+  expect_equal(r$shape, c(32L, 5L))
+  expect_true(all(as_array(r) >= 0 & as_array(r) < 10))
+  expect_equal(torch_zeros(list(2, 3))$shape, c(2L, 3L))
+  expect_equal(torch_full(list(2, 2), 7)$shape, c(2L, 2L))
+  expect_equal(torch_randn(2, 3)$view(list(3, 2))$shape, c(3L, 2L))
+  x <- torch_randn(3, 4)
+  expect_error(torch_var(x, dim = "a"), "torch_var: dim must be whole numbers")
+  expect_error(torch_sum(x, dim = "a"), "torch_sum: dim")
+  expect_error(torch_max(x, dim = 1.5), "torch_max: dim must be a whole number")
+  expect_error(torch_softmax(x, dim = c(1, 2)), "torch_softmax: dim must be a single number")
+  expect_error(torch_zeros(2, names = c("a")), "torch_zeros: names are not supported")
+  expect_error(torch_randn(2, 2, names = c("a", "b")), "names are not supported")
+  expect_error(torch_full(2, 1, names = "a"), "names are not supported")
+  expect_error(torch_zeros("a"), "torch_zeros: size must be numbers")
+  expect_error(torch_ones(2.5), "torch_ones: size must be whole numbers")
+  expect_error(torch_ones(NA), "torch_ones: size must be")
+  expect_error(torch_randint(0, 10, size = list("a")), "torch_randint: size must be numbers")
+  expect_error(torch_randint(0, 10), "size is required")
+  expect_error(x$reshape(list("a")), "size: expected a vector of whole numbers")
+  expect_error(x$sum(dim = list("a")), "dim")
+  for (e in list(tryCatch(torch_var(x, dim = "a"), error = identity),
+                 tryCatch(torch_randint(0, 3, size = list(2, "b")), error = identity))) {
+    expect_false(grepl("REAL()", conditionMessage(e), fixed = TRUE))
+  }
+})
+
+test_that("R vectors and arrays where a tensor is expected become tensors, as torch_tensor() makes them", {
+  expect_equal(as_array(torch_max(c(2, 1), other = c(1, 2))), pmax(c(2, 1), c(1, 2)))
+  expect_equal(as_array(torch_min(c(2, 1), other = torch_tensor(c(1, 2)))), pmin(c(2, 1), c(1, 2)))
+  m1 <- matrix(rnorm(6), 2)
+  m2 <- matrix(rnorm(6), 2)
+  s <- torch_stack(list(m1, m2))
+  expect_equal(s$shape, c(2L, 2L, 3L))
+  expect_equal(as_array(s[1, , ]), m1, tolerance = 1e-6)
+  expect_equal(as_array(torch_cat(list(m1, torch_tensor(m2)), dim = 2)), cbind(m1, m2), tolerance = 1e-6)
+  expect_equal(as_array(torch_exp(c(0, 1))), exp(c(0, 1)), tolerance = 1e-6)
+  expect_equal(as_array(torch_sum(m1, dim = 1)), colSums(m1), tolerance = 1e-6)
+  expect_equal(as_array(torch_mean(m1)), mean(m1), tolerance = 1e-6)
+  expect_equal(as_array(torch_matmul(m1, t(m2))), m1 %*% t(m2), tolerance = 1e-5)
+  expect_equal(as_array(torch_mul(c(1, 2, 3), 2)), c(2, 4, 6))
+  expect_equal(as_array(torch_reshape(1:6, c(3, 2))), matrix(1:6, 3, byrow = TRUE))
+  expect_equal(as_array(torch_where(c(TRUE, FALSE, TRUE), c(1, 2, 3), c(-1, -2, -3))), c(1, -2, 3))
+  expect_equal(torch_zeros_like(m1)$shape, c(2L, 3L))
+  expect_true(torch_tensor(1:3)$dtype == torch_long())
+  expect_true(torch_abs(-2:2)$dtype == torch_long())  # integer data stays int64, as torch_tensor()
+})
