@@ -127,6 +127,9 @@ torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requ
 
 #' @export
 torch_linspace <- function(start, end, steps = 100, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  if (!is.numeric(steps) || length(steps) != 1 || is.na(steps) || steps < 0 || steps != trunc(steps)) {
+    value_error("torch_linspace: steps must be a whole number of at least 0, got ", deparse(steps, nlines = 1)[1])
+  }
   with_requires_grad(.Call(rc_linspace, start, end, steps, dtype_name(dtype), device_string(device)), requires_grad)
 }
 

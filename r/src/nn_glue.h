@@ -31,9 +31,11 @@ auto as_r_function(const std::string& r_name, const std::string& engine, F&& f) 
     return f();
   } catch (const Error& e) {
     const std::string what = e.what();
-    if (what.size() > engine.size() && what.compare(0, engine.size(), engine) == 0 &&
-        what[engine.size()] == ':')
-      rethrow_as(e, r_name + what.substr(engine.size()));
+    // The glue's mark stays in front (Note [1-based messages] in rcuda_r.h).
+    const size_t at = what.rfind(kGlueMessage, 0) == 0 ? 1 : 0;
+    if (what.size() > at + engine.size() && what.compare(at, engine.size(), engine) == 0 &&
+        what[at + engine.size()] == ':')
+      rethrow_as(e, what.substr(0, at) + r_name + what.substr(at + engine.size()));
     throw;
   }
 }
