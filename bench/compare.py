@@ -6,7 +6,7 @@ import sys
 
 LOWER_IS_BETTER = ("_ms", "_us", "_MB")
 # Figures shown side by side without a ratio: the loss sanity check, counts, flags.
-NO_RATIO = ("_loss_first", "_loss_last", "_steps_run", "_features_channels_last")
+NO_RATIO = ("_loss_first", "_loss_first_timed", "_loss_last", "_steps_run", "_features_channels_last")
 TARGETS = {
     "randn_1e4_cuda_ms": ">= 1.8", "randn_1e4_cpu_ms": ">= 1.0",
     "matmul_1e4_fp32_TFLOPs": ">= 0.97", "matmul_1e4_tf32_TFLOPs": ">= 0.97",

@@ -67,10 +67,11 @@ def host_us(dev, step, n):
 
 
 class LossTrace:
-    def __init__(self): self.first = self.last = None
+    def __init__(self): self.first = self.first_timed = self.last = None; self.timing = False
     def record(self, loss):
         self.last = loss.detach()
         if self.first is None: self.first = self.last
+        if self.timing and self.first_timed is None: self.first_timed = self.last
 
 
 def time_steps(name, a, step, trace):
@@ -80,11 +81,13 @@ def time_steps(name, a, step, trace):
     if a.device != "cpu":
         torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
+    trace.timing = True
     us = per_step_us(a.device, step, a.steps, a.chunks)
     if a.device != "cpu":
         log(f"{name}_base_allocated_MB", base / 1e6)
         log(f"{name}_peak_allocated_MB", torch.cuda.max_memory_allocated() / 1e6)
     log(f"{name}_steps_run", a.warmup + a.steps * a.chunks)
     log(f"{name}_loss_first", float(trace.first))
+    log(f"{name}_loss_first_timed", float(trace.first_timed))
     log(f"{name}_loss_last", float(trace.last))
     return us

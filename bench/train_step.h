@@ -174,13 +174,15 @@ inline double host_us(Device device, const std::function<void()>& step, int n) {
   return us;
 }
 
-// The loss of the first step and of the last, read after timing (reading one in the loop would
-// synchronise the device every step).
+// The loss of the first step (of the warm-up), of the first timed step and of the last, read
+// after timing (reading one in the loop would synchronise the device every step).
 struct LossTrace {
-  Tensor first, last;
+  Tensor first, first_timed, last;
+  bool timing = false;  // set when the timed steps begin
   void record(const Tensor& loss) {
     last = rcuda::autograd::detach(loss);
     if (!first.defined()) first = last;
+    if (timing && !first_timed.defined()) first_timed = last;
   }
   static double value(const Tensor& t) {
     return rcuda::to(t, Device(rcuda::DeviceType::CPU), DType::Float64).data<double>()[0];
@@ -199,6 +201,7 @@ inline double time_steps(const std::string& name, Device device, const std::func
     rcuda::cuda::reset_peak_memory_stats(device.index);
     base = rcuda::cuda::memory_stats(device.index).allocated_bytes;
   }
+  trace.timing = true;
   const double step_us = per_step_us(device, step, n, chunks);
   if (device.is_cuda()) {
     const rcuda::MemoryStats s = rcuda::cuda::memory_stats(device.index);
@@ -207,6 +210,7 @@ inline double time_steps(const std::string& name, Device device, const std::func
   }
   log(name + "_steps_run", warmup + n * chunks);
   log(name + "_loss_first", LossTrace::value(trace.first));
+  log(name + "_loss_first_timed", LossTrace::value(trace.first_timed));
   log(name + "_loss_last", LossTrace::value(trace.last));
   return step_us;
 }
