@@ -1,8 +1,12 @@
-"""Pairs bench_cuda's figures with PyTorch's (both `name: value` files) and prints a markdown
-table with the ratio rcuda / PyTorch, oriented so that > 1 means rcuda is better."""
+"""Pairs rcuda's figures with PyTorch's (both `name: value` files: bench_cuda / torch_baseline.py,
+bench_conv / torch_conv.py, bench_resnet / torch_resnet.py, bench_cnn / torch_cnn.py) and prints a
+markdown table with the ratio rcuda / PyTorch, oriented so that > 1 means rcuda is better.
+    python3 bench/compare.py RCUDA_FILE TORCH_FILE"""
 import sys
 
-LOWER_IS_BETTER = ("_ms", "_us")
+LOWER_IS_BETTER = ("_ms", "_us", "_MB")
+# Figures shown side by side without a ratio: the loss sanity check, counts, flags.
+NO_RATIO = ("_loss_first", "_loss_first_timed", "_loss_last", "_steps_run", "_features_channels_last")
 TARGETS = {
     "randn_1e4_cuda_ms": ">= 1.8", "randn_1e4_cpu_ms": ">= 1.0",
     "matmul_1e4_fp32_TFLOPs": ">= 0.97", "matmul_1e4_tf32_TFLOPs": ">= 0.97",
@@ -12,6 +16,11 @@ TARGETS = {
     # bench_conv vs bench/torch_conv.py (ANCHORS.md: conv 3x3 256->256, 56x56, b64, fp16)
     "conv3x3_256_56_b64_fp16_benchmark_TFLOPs": ">= 0.95",
     "conv3x3_256_56_b64_fp16_channels_last_benchmark_TFLOPs": ">= 0.95",
+    # bench_resnet / bench_cnn vs bench/torch_resnet.py / torch_cnn.py (ANCHORS.md training steps;
+    # rcuda's bf16 is the layers' bf16 path, beside PyTorch's bf16 model and its autocast)
+    "resnet18_b512_fp32_img_per_s": ">= 0.95",
+    "resnet18_b512_bf16_cl_img_per_s": ">= 0.95",
+    "mnistcnn_b128_fp32_step_us": "rcuda <= 1000 us",
 }
 
 
@@ -34,9 +43,16 @@ print("|---|---|---|---|---|")
 for k, v in ours.items():
     t = theirs.get(k)
     ratio = "-"
-    if t:
+    if t and v and not k.endswith(NO_RATIO):
         ratio = f"{(t / v if k.endswith(LOWER_IS_BETTER) else v / t):.2f}"
     print(f"| {k} | {v:.4g} | {t if t is not None else '-'} | {ratio} | {TARGETS.get(k, '')} |")
+    # rcuda's bf16 layers beside PyTorch's bf16 autocast of a float32 model (the anchor's setting),
+    # when the PyTorch file has that figure too.
+    auto = k.replace("_bf16_", "_bf16_autocast_", 1) if "_bf16_" in k else None
+    if auto and auto in theirs and v and not k.endswith(NO_RATIO):
+        ta = theirs[auto]
+        ratio = f"{(ta / v if k.endswith(LOWER_IS_BETTER) else v / ta):.2f}"
+        print(f"| {k} vs PyTorch autocast | {v:.4g} | {ta} | {ratio} | {TARGETS.get(k, '')} |")
 if copy:
     for k in ("add_2e8_GBps_rw", "sum_2e8_GBps"):
         if k in ours:

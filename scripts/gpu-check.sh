@@ -5,8 +5,10 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
+#                                       layers
 #                                       (train: the training step beside PyTorch's, the loss
-#                                       curves compared, and the per-op host cost)
+#                                       curves compared, and the per-op host cost; layers: the
+#                                       ResNet-18 and MNIST-CNN training steps beside PyTorch's)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -138,6 +140,31 @@ run_train_r() {
   cat "$OUT/train_r.txt"
 }
 
+# ResNet-18 (fp32; bf16 channels-last) and the MNIST CNN (fp32) training steps from C++ beside
+# PyTorch's same models (bench/README.md), and PyTorch's bf16 autocast (the anchor's setting) for
+# reference; compare.py pairs them into $OUT/layers_compare.md.
+run_layers() {
+  local quick=""
+  [ -n "${QUICK:-}" ] && quick="--steps 3 --chunks 3 --warmup 2"
+  local ours="$OUT/layers_rcuda.txt" theirs="$OUT/layers_torch.txt" status=0
+  : >"$ours"; : >"$theirs"
+  for args in "" "--dtype bfloat16 --channels-last"; do
+    build-gpu/bench/bench_resnet --device cuda $args $quick >>"$ours" 2>&1 || status=$?
+  done
+  build-gpu/bench/bench_cnn --device cuda $quick >>"$ours" 2>&1 || status=$?
+  step "bench_resnet, bench_cnn" "exit $status"
+  status=0
+  for args in "" "--dtype bfloat16 --channels-last" "--autocast --channels-last"; do
+    PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py --device cuda $args $quick >>"$theirs" 2>&1 || status=$?
+  done
+  for args in "" "--autocast"; do
+    PYTHONUNBUFFERED=1 python3 bench/torch_cnn.py --device cuda $args $quick >>"$theirs" 2>&1 || status=$?
+  done
+  step "torch_resnet.py, torch_cnn.py" "exit $status"
+  python3 bench/compare.py "$ours" "$theirs" | tee "$OUT/layers_compare.md"
+  grep -vE "^[a-z0-9_]+: " "$ours" "$theirs" | head -20  # errors and anything else not a figure
+}
+
 for s in "${stages[@]}"; do
   case $s in
     build) run_build ;;
@@ -148,7 +175,8 @@ for s in "${stages[@]}"; do
     bench) run_bench ;;
     train) run_train ;;
     train_r) run_train_r ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r)"; exit 2 ;;
+    layers) run_layers ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"
