@@ -20,6 +20,7 @@
 // gradient, a few terms of its own size per element, is bounded by its largest magnitude (K = 1).
 // Max pools' outputs and indices are exact: their inputs are distinct values exact in every dtype.
 // Each test prints the largest error it saw as a fraction of its bound, by dtype and tensor.
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -326,7 +327,15 @@ struct Margin {
   size_t at = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
     const double e = std::fabs(actual[i] - expected[i]);
-    if (!(e <= worst)) worst = e, at = i;  // NaN counts as the worst
+    if (std::isnan(e)) {  // NaN is the worst error there is
+      worst = e;
+      at = i;
+      break;
+    }
+    if (e > worst) {
+      worst = e;
+      at = i;
+    }
   }
   if (bound > 0 && worst / bound > margin.ratio) margin = {worst / bound, where};
   if (worst <= bound) return ::testing::AssertionSuccess();
@@ -370,7 +379,10 @@ void check_config(const Config& c, const Run& r, std::map<std::string, Margin>& 
   std::vector<std::string> differentiated;
   autograd::TensorList leaves;
   for (const std::string name : {"x", "w", "b"})
-    if (in.count(name)) differentiated.push_back(name), leaves.push_back(in.at(name));
+    if (in.count(name)) {
+      differentiated.push_back(name);
+      leaves.push_back(in.at(name));
+    }
   const autograd::TensorList grads =
       autograd::grad({result.out}, leaves, {to(to(golden(c, "g"), r.dtype), r.device)});
   std::map<std::string, Tensor> actual = {{"out", result.out}};
@@ -430,11 +442,19 @@ void check_family(Family family, Device device, const std::vector<DType>& dtypes
     ++per_layer[c.layer];
   }
   std::map<std::string, Margin> margins;  // by dtype and tensor
-  for (const DType dtype : dtypes)
+  for (const DType dtype : dtypes) {
+    const auto start = std::chrono::steady_clock::now();
+    int runs = 0;
     for (const Config& c : configs) {
       if (layers().count(c.layer) == 0 || family_of(c.layer) != family) continue;
-      for (const Layout layout : layouts_for(c)) check_config(c, {device, dtype, layout}, margins);
+      for (const Layout layout : layouts_for(c)) {
+        check_config(c, {device, dtype, layout}, margins);
+        ++runs;
+      }
     }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::printf("[ golden ] %s: %d runs in %.2f s\n", dtype_name(dtype), runs, took.count());
+  }
   EXPECT_FALSE(per_layer.empty()) << "the manifest has no configuration of this family";
   for (const auto& [layer, n] : per_layer)
     std::printf("[ golden ] %s: %d configurations\n", layer.c_str(), n);
