@@ -59,8 +59,9 @@ std::vector<Config> load_manifest() {
     return {};
   }
   std::vector<Config> configs;
-  const json manifest = json::parse(in);
-  for (const json& c : manifest.at("configs"))
+  // A copy, not a reference: at() of a temporary key (GCC 13's -Wdangling-reference).
+  const json list = json::parse(in).at("configs");
+  for (const json& c : list)
     configs.push_back({c.at("name"), c.at("layer"), c.at("args"), c.at("tensors")});
   return configs;
 }
