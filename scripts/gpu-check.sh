@@ -43,10 +43,13 @@ run_build() {
 }
 
 run_tests() {
-  # PyTorch's gradients of composite models for tests/golden (skipped without them).
+  # PyTorch's gradients of composite models and its layers' values and gradients for
+  # tests/golden (skipped without them).
   export RCUDA_GOLDEN_DIR=/tmp/rcuda-golden
   python3 tests/golden/make_golden_grads.py $RCUDA_GOLDEN_DIR >"$OUT/golden.log" 2>&1 ||
     echo "golden gradients: $(tail -1 "$OUT/golden.log")"
+  python3 tests/golden/make_golden_layers.py $RCUDA_GOLDEN_DIR >"$OUT/golden_layers.log" 2>&1 ||
+    echo "golden layers: $(tail -1 "$OUT/golden_layers.log")"
   build-gpu/tests/rcuda_tests >"$OUT/tests.log" 2>&1
   local status=$?
   grep -E "^\[  FAILED  \]" "$OUT/tests.log" | head -30
