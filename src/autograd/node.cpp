@@ -7,6 +7,7 @@
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/elementwise.h"
+#include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::autograd {
 namespace {
@@ -65,16 +66,24 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   NoGradGuard no_grad;
   AutogradMeta& meta = leaf_.ensure_autograd_meta();
   if (!meta.grad.defined()) {
-    // The gradient is taken as it is when nothing else can see its memory and it fills that
-    // memory contiguously; a formula's output is often a view of a fresh tensor (a squeezed
-    // product, a sum), which a new non-view handle on the same storage stands in for.
+    // The gradient is taken as it is when nothing else can see its memory, it fills that
+    // memory densely and it has the leaf's layout (PyTorch's layout contract: a channels-last
+    // weight gets a channels-last gradient, so that the optimizer updates both flat); a
+    // formula's output is often a view of a fresh tensor (a squeezed product, a sum), which a
+    // new non-view handle on the same storage stands in for. Otherwise a copy in the leaf's
+    // layout.
     const bool sole_owner = g.use_count() == 1 && g.storage().use_count() == 1;
-    const bool whole = g.is_contiguous() &&
+    const bool whole = g.is_non_overlapping_and_dense() &&
                        g.storage()->nbytes() == static_cast<size_t>(g.numel()) * g.element_size();
-    if (sole_owner && whole)
+    const bool leaf_dense = leaf_.is_non_overlapping_and_dense();
+    const bool layout_ok = (g.is_contiguous() && leaf_.is_contiguous()) ||
+                           (leaf_dense ? g.strides() == leaf_.strides() : g.is_contiguous());
+    if (sole_owner && whole && layout_ok) {
       meta.grad = g.is_view() ? g.alias() : g;
-    else
-      meta.grad = ops::clone(g);
+    } else {
+      meta.grad = empty_like_layout(leaf_, g.dtype());
+      if (g.numel() > 0) ops::copy_(meta.grad, g);
+    }
   } else {
     ops::add_(meta.grad, g);
   }

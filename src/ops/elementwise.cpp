@@ -51,7 +51,7 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
                           : floating_result && !is_floating(x.dtype()) ? kDefaultFloat
                                                                        : x.dtype();
   const Tensor in = op == UnaryOp::LogicalNot ? x : cast(x, out_dtype);
-  Tensor out = Tensor::empty(x.shape(), out_dtype, x.device());
+  Tensor out = ops::empty_like_operands(x.shape(), out_dtype, x.device(), {x});
   if (out.numel() > 0) backend_of(x).unary(op, out, in, args);
   return out;
 }
@@ -111,7 +111,7 @@ Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const DType compute = compute_dtype(op, name, promoted);
   const DType out_dtype = is_comparison_or_logical(op) ? DType::Bool : compute;
-  Tensor out = Tensor::empty(shape, out_dtype, a.device());
+  Tensor out = ops::empty_like_operands(shape, out_dtype, a.device(), {a, b});
   if (out.numel() == 0) return out;
   const Tensor x = cast(a, compute), y = cast(b, compute);
   backend_of(a).binary(op, out, x.shape() == shape ? x : x.expand(shape),
@@ -265,7 +265,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   const Shape shape =
       broadcast_shapes(condition.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
   const DType dtype = ops::result_type({a, b});
-  Tensor out = Tensor::empty(shape, dtype, a.device());
+  Tensor out = ops::empty_like_operands(shape, dtype, a.device(), {a, b, condition});
   if (out.numel() > 0)
     backend_of(a).where(out, condition.expand(shape), cast(a, dtype).expand(shape),
                         cast(b, dtype).expand(shape));

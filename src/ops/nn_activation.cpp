@@ -10,7 +10,7 @@ namespace rcuda::ops {
 namespace {
 
 Tensor run_activation(UnaryOp unary_op, const Tensor& x, const UnaryArgs& args) {
-  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  Tensor out = empty_like_operands(x.shape(), x.dtype(), x.device(), {x});
   if (out.numel() > 0) backend_of(x).unary(unary_op, out, x, args);
   return out;
 }
@@ -132,7 +132,8 @@ Tensor unary_grad(UnaryOp op, const Tensor& grad_out, const Tensor& x, const Ten
   RCUDA_CHECK(read.shape() == grad_out.shape(), ShapeError, kOp, ": ", saved_name, " has shape ",
               shape_str(read.shape()), " but grad_out has ", shape_str(grad_out.shape()));
   check_same_device(kOp, {grad_out, read});
-  Tensor grad_in = Tensor::empty(grad_out.shape(), grad_out.dtype(), grad_out.device());
+  Tensor grad_in =
+      empty_like_operands(grad_out.shape(), grad_out.dtype(), grad_out.device(), {grad_out, read});
   if (grad_in.numel() > 0) {
     const bool reads_out = saves == UnaryGradSaves::Output;
     backend_of(grad_out).unary_grad(op, grad_in, grad_out, reads_out ? grad_out : read,

@@ -1,6 +1,7 @@
 #include "ops_util.h"
 
 #include "rcuda/ops/copy.h"
+#include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::ops {
 namespace {
@@ -69,5 +70,19 @@ void check_not_float8(const char* op, const Tensor& t) {
 }
 
 Tensor cast(const Tensor& t, DType dtype) { return to(t, dtype); }
+
+}  // namespace rcuda::ops
+
+namespace rcuda::ops {
+
+Tensor empty_like_operands(const Shape& shape, DType dtype, Device device,
+                           std::initializer_list<Tensor> operands) {
+  if (shape.size() == 4)
+    for (const Tensor& t : operands)
+      if (t.defined() && t.shape() == shape &&
+          suggest_memory_format(t) == MemoryFormat::ChannelsLast)
+        return empty_with_format(shape, dtype, device, MemoryFormat::ChannelsLast);
+  return Tensor::empty(shape, dtype, device);
+}
 
 }  // namespace rcuda::ops

@@ -35,6 +35,15 @@ inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
 inline Tensor new_empty(const Shape& shape, DType dtype, Device device) {
   return Tensor::empty(shape, dtype, device);
 }
+// Note [Elementwise outputs keep channels-last]
+// An elementwise result (unary, binary, where, activations and their gradients, dropout) is
+// allocated channels-last when an operand of the result's full shape is a channels-last 4-D
+// tensor, as PyTorch's TensorIterator keeps the inputs' layout: a ResNet block's relu and
+// residual add then hand the next convolution the layout it runs in, instead of a copy back
+// to NCHW and another to NHWC. Otherwise the result is contiguous.
+Tensor empty_like_operands(const Shape& shape, DType dtype, Device device,
+                           std::initializer_list<Tensor> operands);
+
 // t converted to dtype (t itself when it already is).
 Tensor cast(const Tensor& t, DType dtype);
 

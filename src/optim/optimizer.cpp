@@ -8,6 +8,7 @@
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
+#include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::optim {
 
@@ -94,6 +95,30 @@ void Optimizer::check_gradient(const Tensor& p, const Tensor& grad, size_t index
               ", the parameter ", shape_str(p.shape()));
 }
 
+namespace {
+
+bool same_layout(const Tensor& a, const Tensor& b) {
+  return (a.is_contiguous() && b.is_contiguous()) || a.strides() == b.strides();
+}
+
+// Whether every state buffer of a parameter has the parameter's layout (new buffers are made
+// in it; a loaded state dict's may be contiguous).
+bool state_in_layout(const ParamState& state, const Tensor& p) {
+  for (const Tensor& b : state.buffers)
+    if (b.defined() && !same_layout(b, p)) return false;
+  return true;
+}
+
+// grad itself when it has p's layout, else a copy in it.
+Tensor in_layout_of(const Tensor& grad, const Tensor& p) {
+  if (same_layout(grad, p)) return grad;
+  Tensor out = empty_like_layout(p, grad.dtype());
+  if (grad.numel() > 0) ops::copy_(out, grad);
+  return out;
+}
+
+}  // namespace
+
 std::vector<Optimizer::Bucket> Optimizer::buckets(const ParamGroup& group, size_t group_index) {
   // Every gradient is checked before any state changes, so a bad one leaves the group as it was.
   for (size_t i = 0; i < group.params.size(); ++i) {
@@ -116,15 +141,19 @@ std::vector<Optimizer::Bucket> Optimizer::buckets(const ParamGroup& group, size_
     ParamState& state = state_[p.impl()];
     state.buffers.resize(buffer_names_.size());
     bucket->states.push_back(&state);
-    if (p.is_contiguous()) {
+    // The primitives update flat memory, element i of every operand together: a parameter
+    // that is dense in some order (channels-last) is updated in place when its state shares
+    // its layout, and its gradient is brought to that layout; any other parameter is staged in
+    // a contiguous copy, written back after.
+    if (p.is_contiguous() || (p.is_non_overlapping_and_dense() && state_in_layout(state, p))) {
       bucket->params.push_back(p);
+      bucket->grads.push_back(in_layout_of(grad, p));
     } else {
-      // The primitives update dense memory: a copy of a strided parameter, written back after.
       Tensor staged = ops::clone(p);
       bucket->staged.emplace_back(p, staged);
       bucket->params.push_back(std::move(staged));
+      bucket->grads.push_back(ops::contiguous(grad));
     }
-    bucket->grads.push_back(ops::contiguous(grad));
   }
   return out;
 }
@@ -141,7 +170,10 @@ void Optimizer::finish(const Bucket& bucket) {
 
 Tensor& Optimizer::buffer(ParamState& state, size_t index, const Tensor& param, double initial) {
   Tensor& b = state.buffers[index];
-  if (!b.defined()) b = ops::full(param.shape(), initial, {param.dtype(), param.device()});
+  if (!b.defined()) {
+    b = empty_like_layout(param, param.dtype());
+    ops::fill_(b, initial);
+  }
   return b;
 }
 

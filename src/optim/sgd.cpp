@@ -4,6 +4,7 @@
 #include "optim/options.h"
 #include "rcuda/backend/backend.h"
 #include "rcuda/ops/creation.h"
+#include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::optim {
 namespace {
@@ -64,7 +65,7 @@ void SGD::step_group(const ParamGroup& group, size_t group_index) {
     for (size_t i = 0; i < b.params.size(); ++i) {
       Tensor& buffer = b.states[i]->buffers[kMomentumBuffer];
       const int is_new = buffer.defined() ? 0 : 1;
-      if (is_new) buffer = ops::empty(b.params[i].shape(), {b.dtype, b.device});
+      if (is_new) buffer = empty_like_layout(b.params[i], b.dtype);  // the parameter's layout
       params[is_new].push_back(b.params[i]);
       grads[is_new].push_back(b.grads[i]);
       buffers[is_new].push_back(buffer);

@@ -311,7 +311,9 @@ class Backend {
   // that has a gradient and lives on this device with one dtype; CUDA packs up to ~50 tensors
   // into each multi-tensor launch, the CPU runs one loop per tensor. src/optim/ guarantees:
   // - params[i], grads[i] and each state list's [i] have one floating dtype and one shape and
-  //   are contiguous (that layer stages non-contiguous parameters); numel may be 0.
+  //   are contiguous, or all share one dense layout (a channels-last parameter, its gradient
+  //   and state), so that element i of every operand sits at flat position i (that layer
+  //   stages other parameters); numel may be 0.
   // - A state list is empty when the option that needs it is off (momentum == 0, !amsgrad,
   //   !centered), else as long as params.
   // - `steps` holds each parameter's step count after this step's increment (>= 1); bias

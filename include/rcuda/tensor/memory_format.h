@@ -64,4 +64,17 @@ inline Tensor empty_with_format(const Shape& shape, DType dtype, Device device, 
   return t;
 }
 
+// A new uninitialised tensor of t's shape laid out as t is when t is dense in some order (t's
+// strides, no offset: a channels-last parameter's gradient or optimizer state); contiguous when
+// t is contiguous or not dense.
+inline Tensor empty_like_layout(const Tensor& t, DType dtype) {
+  if (t.is_contiguous() || !t.is_non_overlapping_and_dense())
+    return Tensor::empty(t.shape(), dtype, t.device());
+  Tensor stored = Tensor::empty({t.numel()}, dtype, t.device());
+  Tensor out = stored.alias();
+  out.impl()->shape = t.shape();
+  out.impl()->strides = t.strides();
+  return out;
+}
+
 }  // namespace rcuda
