@@ -1,5 +1,5 @@
 """Pairs rcuda's figures with PyTorch's (both `name: value` files: bench_cuda / torch_baseline.py,
-bench_conv / torch_conv.py, bench_resnet / torch_resnet.py, bench_cnn / torch_cnn.py) and prints a
+bench_conv / torch_conv.py, bench_resnet / torch_resnet.py, bench_cnn / torch_cnn.py, bench_lstm / torch_lstm.py) and prints a
 markdown table with the ratio rcuda / PyTorch, oriented so that > 1 means rcuda is better.
     python3 bench/compare.py RCUDA_FILE TORCH_FILE"""
 import sys
@@ -21,6 +21,9 @@ TARGETS = {
     "resnet18_b512_fp32_img_per_s": ">= 0.95",
     "resnet18_b512_bf16_cl_img_per_s": ">= 0.95",
     "mnistcnn_b128_fp32_step_us": "rcuda <= 1000 us",
+    # bench_lstm vs bench/torch_lstm.py (ANCHORS.md: LSTM 2 x 512, batch 64, 100 steps)
+    "lstm2x512_b64_t100_train_step_us": ">= 0.95 (time <= 1.05x)",
+    "lstm2x512_b64_t100_infer_us": ">= 0.95 (time <= 1.05x)",
 }
 
 
