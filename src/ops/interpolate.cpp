@@ -10,6 +10,7 @@
 #include "ops_util.h"
 #include "rcuda/ops/pool.h"
 #include "rcuda/ops/resample.h"
+#include "rcuda/tensor/autograd_meta.h"
 
 namespace rcuda::ops {
 namespace {
@@ -113,7 +114,8 @@ InterpolatePlan interpolate_plan(const Tensor& x, const std::vector<int64_t>& si
   }
   p.args.scale_w = scales.back();
   if (dims == 2) p.args.scale_h = scales[0];
-  Tensor x4 = dims == 1 ? x.unsqueeze(2) : x;
+  NoGradGuard no_grad;  // the height-1 view below only inspects strides
+  const Tensor x4 = dims == 1 ? x.unsqueeze(2) : x;
   p.args.channels_last = is_channels_last(x4);
   return p;
 }

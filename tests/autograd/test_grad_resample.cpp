@@ -91,8 +91,13 @@ TEST(GradResample, NodeNamesAndPublicEntryPoints) {
   EXPECT_EQ(std::string(nn::pad(x, {1, 1}).grad_fn()->name()), "ConstantPadNdBackward");
   EXPECT_EQ(std::string(nn::pad(x, {1, 1, 1, 1}, "reflect").grad_fn()->name()),
             "ReflectionPad2DBackward");
-  EXPECT_EQ(std::string(nn::pad(x, {1, 1}, "replicate").grad_fn()->name()),
-            "ReplicationPad1DBackward");
+  EXPECT_EQ(std::string(nn::pad(x, {1, 1, 0, 2}, "replicate").grad_fn()->name()),
+            "ReplicationPad2DBackward");
+  const Tensor line = random_leaf({2, 3, 5}, Layout::Contiguous);
+  EXPECT_EQ(std::string(nn::pad(line, {2, 1}, "circular").grad_fn()->name()),
+            "CircularPad1DBackward");
+  EXPECT_EQ(std::string(nn::interpolate(line, {9}, {}, "linear").grad_fn()->name()),
+            "UpsampleLinear1DBackward");
   EXPECT_EQ(std::string(nn::interpolate(x, {8}, {}, "bilinear").grad_fn()->name()),
             "UpsampleBilinear2DBackward");
   EXPECT_EQ(std::string(nn::interpolate(x, {}, {2}).grad_fn()->name()),
@@ -100,7 +105,7 @@ TEST(GradResample, NodeNamesAndPublicEntryPoints) {
   // Without grad mode nothing records.
   NoGradGuard no_grad;
   EXPECT_FALSE(nn::interpolate(x, {8}, {}, "bilinear").requires_grad());
-  EXPECT_FALSE(nn::pad(x, {1, 1}, "circular").requires_grad());
+  EXPECT_FALSE(nn::pad(x, {1, 1, 1, 1}, "circular").requires_grad());
 }
 
 }  // namespace

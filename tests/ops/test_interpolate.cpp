@@ -7,6 +7,7 @@
 // size and scale_factor (recomputed or not), batch 1, an empty batch, contiguous, channels-last
 // and strided inputs, float32 and float64 (the half types against float32), input gradients
 // against the same loops, and every argument error.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -169,6 +170,16 @@ Tensor run(const Case& c, const Tensor& x) {
   return ops::interpolate(x, c.size, c.scale_factor, c.mode, c.align_corners, c.recompute);
 }
 
+// float32 computes the source coordinate in float32 (as PyTorch's opmath), so a linear weight
+// carries an error of about 1.2e-7 * the coordinate, times value differences up to 4 here; the
+// backward sums several such products.
+double float32_tolerance(const Case& c, const Shape& out_shape) {
+  int64_t largest = 1;
+  for (size_t d = 2; d < c.shape.size(); ++d)
+    largest = std::max({largest, c.shape[d], out_shape[d]});
+  return 2e-6 * static_cast<double>(1 + largest);
+}
+
 TEST(Interpolate, ForwardAndBackwardMatchDoubleLoops) {
   for (const Case& c : cases()) {
     for (DType dtype : {DType::Float32, DType::Float64}) {
@@ -180,7 +191,7 @@ TEST(Interpolate, ForwardAndBackwardMatchDoubleLoops) {
         const Reference ref = reference(c, to_doubles(x), to_doubles(g));
         const Tensor out = run(c, x);
         ASSERT_EQ(out.shape(), ref.out_shape);
-        const double tol = dtype == DType::Float32 ? 4e-6 : 1e-12;
+        const double tol = dtype == DType::Float32 ? float32_tolerance(c, ref.out_shape) : 1e-12;
         EXPECT_TRUE(all_close(to_doubles(out), ref.out, tol)) << "out";
         EXPECT_TRUE(in_expected_format(out, layout));
         if (c.mode == "area") continue;  // adaptive pooling's backward: tests/ops/test_pool.cpp
@@ -236,8 +247,9 @@ TEST(Interpolate, HandComputedValues) {
                         {2.5, 2.5}, 1e-6));
 }
 
-// float32 agrees with float64 on a larger input (the OpenMP split), and the half types with
-// float32 on the same rounded inputs.
+// float32 agrees with float64 on a larger input (the OpenMP split; the tolerance as
+// float32_tolerance says for sizes up to 47), and the half types with float32 on the same
+// rounded inputs.
 TEST(Interpolate, DtypesAgree) {
   for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast}) {
     SCOPED_TRACE(layout_name(layout));
@@ -246,7 +258,7 @@ TEST(Interpolate, DtypesAgree) {
     for (const char* mode : {"nearest", "bilinear"}) {
       const Tensor a = ops::interpolate(x32, {47, 20}, {}, mode);
       EXPECT_TRUE(
-          all_close(to_doubles(a), to_doubles(ops::interpolate(x64, {47, 20}, {}, mode)), 4e-6));
+          all_close(to_doubles(a), to_doubles(ops::interpolate(x64, {47, 20}, {}, mode)), 1e-4));
       EXPECT_TRUE(in_expected_format(a, layout));
     }
   }
