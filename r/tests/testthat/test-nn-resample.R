@@ -58,8 +58,8 @@ test_that("nnf_pad's gradient sums over the outputs that read each input", {
 test_that("nnf_pad refuses bad arguments with torch's rules", {
   t <- torch_randn(2, 3, 4, 5)
   expect_error(nnf_pad(t, c(1, 2, 3)), "nnf_pad: padding must hold \\(before, after\\) pairs")
-  expect_error(nnf_pad(t, c(5, 0), mode = "reflect"), "reflect padding must be less than")
-  expect_error(nnf_pad(t, c(1, 1), mode = "reflect", value = 2), "takes no value")
+  expect_error(nnf_pad(t, c(5, 0, 0, 0), mode = "reflect"), "reflect padding must be less than")
+  expect_error(nnf_pad(t, c(1, 1, 0, 0), mode = "reflect", value = 2), "takes no value")
   expect_error(nnf_pad(t, c(1, 1), mode = "mirror"), "'mirror'")
   expect_error(nnf_pad(t, "a"), "nnf_pad: pad must be a vector of whole numbers")
 })
