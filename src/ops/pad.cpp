@@ -2,6 +2,7 @@
 // and memory format. Constant padding is a fill and one strided copy (the backward is constant
 // padding of the gradient by the negated amounts); the other modes call Backend::pad on the
 // [N, C, D, H, W] form of the tensors.
+#include <algorithm>
 #include <string>
 
 #include "layer_layout.h"
@@ -52,12 +53,16 @@ void check_modes_shape(const PadPlan& p, const Shape& shape) {
                   ": reflect padding must be less than the size of the dim it pads, got padding (",
                   before, ", ", after, ") for dim ", dim, " of size ", size, " (input shape ",
                   shape_str(shape), ")");
-    if (p.args.mode == PadMode::Circular)
-      RCUDA_CHECK(before <= size && after <= size, ValueError, kOp,
-                  ": circular padding must be at most the size of the dim it pads (it would wrap "
-                  "around more than once), got padding (",
+    if (p.args.mode == PadMode::Circular) {
+      // Negative padding crops first; the rest wraps around what is left (PyTorch's order).
+      const int64_t kept = size - std::max<int64_t>(-before, 0) - std::max<int64_t>(-after, 0);
+      RCUDA_CHECK(kept >= 1 && before <= kept && after <= kept, ValueError, kOp,
+                  ": circular padding must be at most the size of the dim it pads (after "
+                  "cropping by its negative part; it would wrap around more than once), got "
+                  "padding (",
                   before, ", ", after, ") for dim ", dim, " of size ", size, " (input shape ",
                   shape_str(shape), ")");
+    }
   }
 }
 
@@ -67,6 +72,22 @@ Tensor as_five_d(const Tensor& t, size_t spatial) {
   if (t.dim() == static_cast<int64_t>(spatial) + 1) r = r.unsqueeze(0);
   while (r.dim() < 5) r = r.unsqueeze(2);
   return r;
+}
+
+// The [N, C, D, H, W] view the primitive reads (or, backward, writes): circular padding's crops
+// taken off.
+Tensor primitive_view(const Tensor& t, const PadPlan& p) {
+  Tensor r = as_five_d(t, p.padding.size() / 2);
+  for (int k = 0; k < 3; ++k)
+    if (p.crop_before[k] > 0 || p.crop_after[k] > 0)
+      r = r.narrow(k + 2, p.crop_before[k], r.shape()[k + 2] - p.crop_before[k] - p.crop_after[k]);
+  return r;
+}
+
+bool crops(const PadPlan& p) {
+  for (int k = 0; k < 3; ++k)
+    if (p.crop_before[k] > 0 || p.crop_after[k] > 0) return true;
+  return false;
 }
 
 // x padded by `padding` with `value` (constant mode; negative amounts crop), in the format.
@@ -134,6 +155,12 @@ PadPlan pad_plan(const Tensor& x, const std::vector<int64_t>& padding, const std
       const size_t k = 2 - j;  // (D, H, W) slot of the primitive's arguments
       p.args.before[k] = padding[2 * j];
       p.args.after[k] = padding[2 * j + 1];
+      if (p.args.mode == PadMode::Circular) {  // the crop is a view of the input
+        p.crop_before[k] = std::max<int64_t>(-p.args.before[k], 0);
+        p.crop_after[k] = std::max<int64_t>(-p.args.after[k], 0);
+        p.args.before[k] += p.crop_before[k];
+        p.args.after[k] += p.crop_after[k];
+      }
     }
   }
   p.channels_last = x.dim() == 4 && (p.constant || padding.size() == 4) && is_channels_last(x);
@@ -147,8 +174,7 @@ Tensor pad_forward(const Tensor& x, const PadPlan& p) {
   if (p.constant) return constant_pad(x, p.padding, p.value, p.output_shape, p.channels_last);
   const Tensor out = empty_in_format(p.output_shape, x.dtype(), x.device(), p.channels_last);
   if (out.numel() == 0) return out;  // an empty batch
-  const size_t k = p.padding.size() / 2;
-  backend_of(x).pad(p.args, as_five_d(out, k), as_five_d(x, k));
+  backend_of(x).pad(p.args, as_five_d(out, p.padding.size() / 2), primitive_view(x, p));
   return out;
 }
 
@@ -165,8 +191,9 @@ Tensor pad_backward(const Tensor& grad_out, const PadPlan& p) {
   const Tensor grad_in =
       empty_in_format(p.input_shape, grad_out.dtype(), grad_out.device(), p.channels_last);
   if (grad_in.numel() == 0) return grad_in;
-  const size_t k = p.padding.size() / 2;
-  backend_of(grad_out).pad_backward(p.args, as_five_d(grad_in, k), as_five_d(grad_out, k));
+  if (crops(p)) backend_of(grad_out).fill(grad_in, Scalar(0.0));  // the cropped elements
+  backend_of(grad_out).pad_backward(p.args, primitive_view(grad_in, p),
+                                    as_five_d(grad_out, p.padding.size() / 2));
   return grad_in;
 }
 

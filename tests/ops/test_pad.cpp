@@ -27,20 +27,28 @@ std::string describe(const Case& c) {
 }
 
 // The input index each output position of one dim reads (-1: the constant value), built as the
-// documentation describes the modes.
+// documentation describes the modes. PyTorch crops circular padding's negative part before it
+// wraps (checked against torch 2.x: pad(arange(6), (2, -1), "circular") is 3 4 0 1 2 3 4), but
+// reflects and replicates the uncropped input.
 std::vector<int64_t> index_list(const std::string& mode, int64_t size, int64_t before,
                                 int64_t after) {
+  if (mode == "circular") {  // PyTorch crops first, then wraps what is left around
+    const int64_t lo = std::max<int64_t>(-before, 0), hi = size - std::max<int64_t>(-after, 0);
+    std::vector<int64_t> all;
+    for (int64_t j = std::max<int64_t>(before, 0); j >= 1; --j) all.push_back(hi - j);
+    for (int64_t i = lo; i < hi; ++i) all.push_back(i);
+    for (int64_t j = 1; j <= std::max<int64_t>(after, 0); ++j) all.push_back(lo + j - 1);
+    return all;
+  }
   std::vector<int64_t> left, right;
   for (int64_t j = std::max<int64_t>(before, 0); j >= 1; --j) {  // j-th element before the edge
     if (mode == "reflect") left.push_back(j);
     if (mode == "replicate") left.push_back(0);
-    if (mode == "circular") left.push_back(size - j);
     if (mode == "constant") left.push_back(-1);
   }
   for (int64_t j = 1; j <= std::max<int64_t>(after, 0); ++j) {  // j-th element past the edge
     if (mode == "reflect") right.push_back(size - 1 - j);
     if (mode == "replicate") right.push_back(size - 1);
-    if (mode == "circular") right.push_back(j - 1);
     if (mode == "constant") right.push_back(-1);
   }
   std::vector<int64_t> all = left;
@@ -113,6 +121,8 @@ const std::vector<Case>& cases() {
       {"circular", {2, 3, 5}, {5, 2}},
       {"circular", {2, 2, 3, 4}, {4, 1, 3, 2}},
       {"circular", {2, 3, 6}, {-2, 3}},
+      {"circular", {2, 3, 6}, {2, -1}},
+      {"circular", {2, 2, 4, 6}, {-4, 2, 3, -1}},
       {"circular", {1, 2, 2, 3, 3}, {1, 2, 2, 1, 1, 1}},
       {"circular", {3, 4, 3}, {1, 1, 2, 2}},
       // constant: any dims, crops, value, one dim of a larger tensor, all dims.
@@ -245,6 +255,11 @@ TEST(Pad, ArgumentErrors) {
         ops::pad(x3, {6, 0}, "circular");
       },
       "ValueError", {"pad", "circular padding must be at most the size", "(6, 0)", "dim 2"});
+  expect_error_mentioning(
+      [&] {
+        ops::pad(x3, {-3, 3}, "circular");
+      },
+      "ValueError", {"pad", "after cropping by its negative part", "(-3, 3)", "size 5"});
   expect_error_mentioning(
       [&] {
         ops::pad(x3, {1, 1}, "reflect", 2.0);

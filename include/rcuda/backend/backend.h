@@ -113,9 +113,10 @@ struct PoolArgs {
 enum class PadMode : uint8_t { Reflect, Replicate, Circular };
 
 // Elements added before and after each of the three spatial dims (D, H, W) of a [N, C, D, H, W]
-// call; negative values crop. Ops guarantee for each dim of size S: Reflect |before|, |after| < S
-// (one reflection reaches every position), Circular |before|, |after| <= S (one wrap), and the
-// output size S + before + after >= 1.
+// call; negative values crop. Ops guarantee for each dim of size S: Reflect before, after < S
+// (one reflection reaches every position), Circular 0 <= before, after <= S (one wrap; ops crop
+// negative circular padding off the input first, as PyTorch), and the output size
+// S + before + after >= 1.
 struct PadArgs {
   PadMode mode = PadMode::Reflect;
   std::array<int64_t, 3> before{0, 0, 0}, after{0, 0, 0};
@@ -430,7 +431,8 @@ class Backend {
   //   Circular:  v mod S (into [0, S))
   // and the three dims combine independently. in may have any strides; out is dense (contiguous,
   // or channels-last as args say) and never overlaps in. pad_backward: grad_in (in's shape,
-  // dense, floating, every element written) = for each input element the sum of grad_out
+  // any non-overlapping strides, floating, every element written) = for each input element the
+  // sum of grad_out
   // (out's shape, any strides) over the outputs that read it. Both backends gather (a loop or a
   // thread per input element over the outputs reading it, shared formulas in
   // src/backend/resample_index.h), so the sums are deterministic and need no atomics.

@@ -7,8 +7,9 @@
 //   negative padding crops (an output size below 0 is a ShapeError).
 // - "reflect", "replicate", "circular": 2, 4 or 6 values pad the last 1, 2 or 3 dims of a
 //   (C, spatial...) or (N, C, spatial...) input whose sizes, but N, are non-zero; reflect needs
-//   each padding < the dim's size (the edge is not repeated), circular <= the size; each
-//   output size >= 1; a value other than 0 is refused, as PyTorch does. Negative padding crops.
+//   each padding < the dim's size (the edge is not repeated), circular <= the size left after
+//   its negative part is cropped off (PyTorch crops before it wraps); each output size >= 1; a
+//   value other than 0 is refused, as PyTorch does. Negative padding crops.
 // - A 4-D channels-last input gives a channels-last output (Note [Channels-last layers] in
 //   src/ops/layer_layout.h); every other output is contiguous.
 //
@@ -26,6 +27,7 @@
 // each naming the op, the argument and the values.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,7 +44,9 @@ namespace rcuda::ops {
 struct PadPlan {
   std::string mode = "constant";
   bool constant = true;
-  PadArgs args;                  // the primitive's, for the other modes
+  PadArgs args;  // the primitive's, for the other modes
+  // Circular: the negative padding, cropped off the input before it wraps (0 otherwise).
+  std::array<int64_t, 3> crop_before{0, 0, 0}, crop_after{0, 0, 0};
   std::vector<int64_t> padding;  // as given
   double value = 0;
   Shape input_shape, output_shape;

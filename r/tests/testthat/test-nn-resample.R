@@ -1,8 +1,12 @@
 # Padding and interpolation from R against base R loops written from the documented formulas.
 
 # The input index each output position of one dim reads (0: the constant), 1-based, built as
-# torch's documentation draws the modes.
+# torch's documentation draws the modes (circular crops its negative part before wrapping).
 pad_index <- function(mode, size, before, after) {
+  if (mode == "circular") {
+    kept <- seq(1 + max(-before, 0), size - max(-after, 0))
+    return(c(utils::tail(kept, max(before, 0)), kept, utils::head(kept, max(after, 0))))
+  }
   left <- if (before > 0) switch(mode,
     reflect = seq(before + 1, 2), replicate = rep(1, before),
     circular = seq(size - before + 1, size), constant = rep(0, before)) else integer()
