@@ -110,6 +110,9 @@ SEXP rc_nn_batch_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weight, 
 SEXP rc_nn_group_norm(SEXP x, SEXP num_groups, SEXP weight, SEXP bias, SEXP eps);
 SEXP rc_nn_instance_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weight, SEXP bias,
                          SEXP use_input_stats, SEXP momentum, SEXP eps);
+SEXP rc_nn_pad(SEXP x, SEXP pad, SEXP mode, SEXP value);
+SEXP rc_nn_interpolate(SEXP x, SEXP size, SEXP scale_factor, SEXP mode, SEXP align_corners,
+                       SEXP recompute_scale_factor);
 SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding, SEXP dilation,
                 SEXP groups, SEXP output_padding);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
@@ -237,6 +240,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_nn_batch_norm", (DL_FUNC)&rc_nn_batch_norm, 8},
     {"rc_nn_group_norm", (DL_FUNC)&rc_nn_group_norm, 5},
     {"rc_nn_instance_norm", (DL_FUNC)&rc_nn_instance_norm, 8},
+    {"rc_nn_pad", (DL_FUNC)&rc_nn_pad, 4},
+    {"rc_nn_interpolate", (DL_FUNC)&rc_nn_interpolate, 6},
     {"rc_nn_conv", (DL_FUNC)&rc_nn_conv, 9},
     {"rc_nn_activation", (DL_FUNC)&rc_nn_activation, 5},
     {"rc_nn_dropout", (DL_FUNC)&rc_nn_dropout, 3},

@@ -1,5 +1,6 @@
-"""PyTorch's gradients of three small composite models, for tests/golden/test_golden_grads.cpp:
-an MLP with cross-entropy, a layer_norm + gelu block, and embedding + linear. Float64 on the
+"""PyTorch's gradients of small composite models, for tests/golden/test_golden_grads.cpp: an MLP
+with cross-entropy, a layer_norm + gelu block, embedding + linear, and a chain of pads and
+interpolations. Float64 on the
 CPU (the reference for every rcuda device). Writes raw little-endian files into DIR:
 <model>_<name>.bin for each input, parameter and gradient, and the loss.
     python3 tests/golden/make_golden_grads.py DIR"""
@@ -45,4 +46,15 @@ idx = torch.randint(0, 50, (5, 7)); idx[0, :2] = 0
 run("emb", dict(idx=idx, t=torch.randint(0, 3, (35,)), e=p(50, 12), w=p(3, 12), c=p(3)),
     lambda idx, t, e, w, c: F.cross_entropy(
         F.linear(F.embedding(idx, e, padding_idx=0), w, c).reshape(35, 3), t))
+
+# pad and interpolate chained: reflect, bilinear (align_corners), replicate with a crop,
+# bilinear by a scale factor, circular, nearest; mean of squares.
+def resample(x):
+    y = F.interpolate(F.pad(x, (2, 1, 1, 2), mode="reflect"), size=(11, 7), mode="bilinear",
+                      align_corners=True)
+    y = F.interpolate(F.pad(y, (1, -2, 2, 1), mode="replicate"), scale_factor=0.6,
+                      mode="bilinear")
+    y = F.interpolate(F.pad(y, (1, 1, 0, 0), mode="circular"), size=(5, 9), mode="nearest")
+    return y.pow(2).mean()
+run("resample", dict(x=p(2, 3, 5, 6)), resample)
 print("golden gradients written to", out)

@@ -1,6 +1,7 @@
 // Gradients of composite models against PyTorch's (tests/golden/make_golden_grads.py writes
 // them in float64 into RCUDA_GOLDEN_DIR): an MLP with cross-entropy, a layer_norm + gelu block,
-// and embedding + linear, on the CPU in float64 and, where there is a GPU, on CUDA in float32.
+// embedding + linear, and a chain of pads and interpolations, on the CPU in float64 and, where
+// there is a GPU, on CUDA in float32.
 // Skipped (reported as skipped) when RCUDA_GOLDEN_DIR is unset: the GPU check sets it.
 #include <cstdlib>
 #include <fstream>
@@ -88,6 +89,16 @@ void check_every_model(Device device, DType dtype, double tol) {
       [](Inputs& p) {
         const Tensor h = nn::linear(nn::embedding(p["idx"], p["e"], 0), p["w"], p["c"]);
         return nn::cross_entropy(reshape(h, {35, 3}), p["t"]);
+      },
+      device, dtype, tol);
+  check(
+      "resample", {{"x", {2, 3, 5, 6}}}, {"x"},
+      [](Inputs& p) {
+        Tensor y = nn::interpolate(nn::pad(p["x"], {2, 1, 1, 2}, "reflect"), {11, 7}, {},
+                                   "bilinear", true);
+        y = nn::interpolate(nn::pad(y, {1, -2, 2, 1}, "replicate"), {}, {0.6}, "bilinear");
+        y = nn::interpolate(nn::pad(y, {1, 1, 0, 0}, "circular"), {5, 9}, {}, "nearest");
+        return mean(mul(y, y));
       },
       device, dtype, tol);
 }

@@ -21,6 +21,7 @@
 #include "rcuda/ops/pool.h"
 #include "rcuda/ops/random.h"
 #include "rcuda/ops/reduction.h"
+#include "rcuda/ops/resample.h"
 
 namespace rcuda {
 
@@ -231,5 +232,18 @@ Tensor instance_norm(const Tensor& x, const Tensor& running_mean = {},
                      const Tensor& running_var = {}, const Tensor& weight = {},
                      const Tensor& bias = {}, bool use_input_stats = true, double momentum = 0.1,
                      double eps = 1e-5);
+
+// ---- padding and interpolation (rcuda/ops/resample.h); grads/resample.cpp -------------------
+// The input gets each output element's gradient at the input element(s) it was read from:
+// summed where several outputs read one (reflected and replicated borders, upsampling), times
+// the interpolation weight for linear modes; constant padding's new elements carry none.
+// interpolate's "area" mode records adaptive_avg_pool2d.
+Tensor pad(const Tensor& x, const std::vector<int64_t>& padding,
+           const std::string& mode = "constant", std::optional<double> value = std::nullopt);
+Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size = {},
+                   const std::vector<double>& scale_factor = {},
+                   const std::string& mode = "nearest",
+                   std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt);
 
 }  // namespace rcuda

@@ -108,6 +108,35 @@ struct PoolArgs {
   bool channels_last = false;
 };
 
+// ---- resampling: pad and interpolate (Backend::pad, Backend::interpolate; docs/resample-pad.md)
+// -- Note [Resampling primitives] in Backend below says what each computes.
+enum class PadMode : uint8_t { Reflect, Replicate, Circular };
+
+// Elements added before and after each of the three spatial dims (D, H, W) of a [N, C, D, H, W]
+// call; negative values crop. Ops guarantee for each dim of size S: Reflect before, after < S
+// (one reflection reaches every position), Circular 0 <= before, after <= S (one wrap; ops crop
+// negative circular padding off the input first, as PyTorch), and the output size
+// S + before + after >= 1.
+struct PadArgs {
+  PadMode mode = PadMode::Reflect;
+  std::array<int64_t, 3> before{0, 0, 0}, after{0, 0, 0};
+  // The output is channels-last ([N, D, H, W, C] memory order): kernels walk it in that order so
+  // that writes stay sequential. The input may have any strides either way.
+  bool channels_last = false;
+};
+
+enum class InterpolateMode : uint8_t { Nearest, NearestExact, Linear };
+
+struct InterpolateArgs {
+  InterpolateMode mode = InterpolateMode::Nearest;
+  bool align_corners = false;  // Linear only
+  // The scale_factor the caller gave for (height, width), or 0 for none; PyTorch passes the
+  // factor to its kernels unless recompute_scale_factor is true, and so do ops.
+  double scale_h = 0, scale_w = 0;
+  // Every tensor of the call is channels-last-contiguous rather than contiguous.
+  bool channels_last = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -393,6 +422,48 @@ class Backend {
   virtual void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out,
                                       const Tensor& in, const ConvArgs& args) = 0;
   // ---- end of convolution primitives ----
+
+  // ---- resampling primitives (docs/resample-pad.md; ops in rcuda/ops/resample.h) ----
+  // Note [Resampling primitives]
+  // pad: out [N, C, OD, OH, OW] from in [N, C, D, H, W] (5-D views: 1-D and 2-D pads arrive with
+  // unit D and H), OD = D + before[0] + after[0] (OH, OW alike), all sizes >= 1, any dtype but
+  // float8. With v = o - before along a dim of size S, output position o reads input
+  //   Reflect:   v < 0 ? -v : v >= S ? 2 (S - 1) - v : v      (the edge element is not repeated)
+  //   Replicate: clamp(v, 0, S - 1)
+  //   Circular:  v mod S (into [0, S))
+  // and the three dims combine independently. in may have any strides; out is dense (contiguous,
+  // or channels-last as args say) and never overlaps in. pad_backward: grad_in (in's shape,
+  // any non-overlapping strides, floating, every element written) = for each input element the
+  // sum of grad_out
+  // (out's shape, any strides) over the outputs that read it. Both backends gather (a loop or a
+  // thread per input element over the outputs reading it, shared formulas in
+  // src/backend/resample_index.h), so the sums are deterministic and need no atomics.
+  //
+  // interpolate: out [N, C, OH, OW] from in [N, C, H, W], floating, both dense in one format
+  // (args.channels_last), H, W, OH, OW >= 1 (1-D interpolation has H = OH = 1). Along each dim
+  // of input size I and output size O, PyTorch's source index (UpSample.h) with s the caller's
+  // scale_factor for the dim or none:
+  //   Nearest:      i = min(floor(o * r), I - 1), r = float(1 / s) or float(I) / O in float32;
+  //                 O == I gives i = o and O == 2 I gives i = o / 2 exactly (as PyTorch's CPU)
+  //   NearestExact: i = min(floor((o + 0.5) * r), I - 1), r as for Nearest
+  //   Linear:       x = align_corners ? o * (I - 1) / (O - 1)  (0 when O == 1)
+  //                                   : max(0, (o + 0.5) * r - 0.5), r = 1 / s or I / O;
+  //                 i0 = min(floor(x), I - 1), i1 = min(i0 + 1, I - 1), l1 = clamp(x - i0, 0, 1),
+  //                 l0 = 1 - l1; O == I copies (i0 = i1 = o, l1 = 0). Computed in float32 for
+  //                 float32 and the half types, float64 for float64, without fused multiply-adds,
+  //                 so both backends pick the same taps.
+  // Bilinear output = l0h (l0w x[i0h, i0w] + l1w x[i0h, i1w]) + l1h (l0w x[i1h, i0w] + l1w
+  // x[i1h, i1w]). interpolate_backward: grad_in (in's shape and format, every element written) =
+  // the transpose: each input element sums grad_out times its weight over the outputs whose
+  // taps name it (taps of weight 0 add nothing). Both backends gather per input element from
+  // the outputs found by binary search over the monotone source index (no atomics, so the sums
+  // are deterministic); the CPU accumulates in float64, CUDA in the compute type.
+  virtual void pad(const PadArgs& args, const Tensor& out, const Tensor& in) = 0;
+  virtual void pad_backward(const PadArgs& args, const Tensor& grad_in, const Tensor& grad_out) = 0;
+  virtual void interpolate(const InterpolateArgs& args, const Tensor& out, const Tensor& in) = 0;
+  virtual void interpolate_backward(const InterpolateArgs& args, const Tensor& grad_in,
+                                    const Tensor& grad_out) = 0;
+  // ---- end of resampling primitives ----
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

@@ -12,3 +12,4 @@
 #include "rcuda/nn/loss.h"
 #include "rcuda/nn/norm.h"
 #include "rcuda/nn/pool.h"
+#include "rcuda/nn/resample.h"  // pad, interpolate

@@ -89,6 +89,13 @@ class CudaBackend final : public Backend {
                            const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                            int64_t groups) override;
 
+  // Resampling (Note [Resampling primitives]): kernels/resample.cu.
+  void pad(const PadArgs& args, const Tensor& out, const Tensor& in) override;
+  void pad_backward(const PadArgs& args, const Tensor& grad_in, const Tensor& grad_out) override;
+  void interpolate(const InterpolateArgs& args, const Tensor& out, const Tensor& in) override;
+  void interpolate_backward(const InterpolateArgs& args, const Tensor& grad_in,
+                            const Tensor& grad_out) override;
+
   // Optimizer primitives: kernels/optim.cu.
   void sgd_step(const TensorList& params, const TensorList& grads,
                 const TensorList& momentum_buffers, const SgdStep& args) override;
