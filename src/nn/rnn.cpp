@@ -10,6 +10,9 @@
 // dropout descriptor draws a mask no other backend could repeat).
 #include "rcuda/nn/rnn.h"
 
+#include <cstddef>
+#include <vector>
+
 #include "rcuda/autograd/api.h"
 #include "rcuda/autograd/rnn.h"
 #include "rcuda/core/error.h"
