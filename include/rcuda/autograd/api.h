@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rcuda/autograd/conv.h"  // convolutions: conv2d, conv1d, conv_transpose2d
+#include "rcuda/autograd/rnn.h"   // recurrent layers: rnn
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"

@@ -13,3 +13,4 @@
 #include "rcuda/nn/norm.h"
 #include "rcuda/nn/pool.h"
 #include "rcuda/nn/resample.h"  // pad, interpolate
+#include "rcuda/nn/rnn.h"       // rnn, lstm, gru

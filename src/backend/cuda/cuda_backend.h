@@ -89,7 +89,7 @@ class CudaBackend final : public Backend {
                            const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                            int64_t groups) override;
 
-  // Resampling (Note [Resampling primitives]): kernels/resample.cu.
+  // Resampling (Note [Resampling primitives]): unsupported.cpp (not on CUDA yet).
   void pad(const PadArgs& args, const Tensor& out, const Tensor& in) override;
   void pad_backward(const PadArgs& args, const Tensor& grad_in, const Tensor& grad_out) override;
   void interpolate(const InterpolateArgs& args, const Tensor& out, const Tensor& in) override;
@@ -119,6 +119,17 @@ class CudaBackend final : public Backend {
   void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out, const Tensor& in,
                               const ConvArgs& args) override;
   // ---- end of convolution primitives ----
+
+  // ---- recurrent primitives: unsupported.cpp (not on CUDA yet) ----
+  Tensor rnn(const RnnArgs& args, const Tensor& out, const Tensor& hy, const Tensor& cy,
+             const Tensor& input, const Tensor& hx, const Tensor& cx,
+             const TensorList& weights) override;
+  void rnn_backward(const RnnArgs& args, const Tensor& grad_input, const Tensor& grad_hx,
+                    const Tensor& grad_cx, const TensorList& grad_weights, const Tensor& grad_out,
+                    const Tensor& grad_hy, const Tensor& grad_cy, const Tensor& input,
+                    const Tensor& hx, const Tensor& cx, const TensorList& weights,
+                    const Tensor& out, const Tensor& reserve) override;
+  // ---- end of recurrent primitives ----
 };
 
 }  // namespace rcuda::cuda
