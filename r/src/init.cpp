@@ -112,6 +112,8 @@ SEXP rc_nn_instance_norm(SEXP x, SEXP running_mean, SEXP running_var, SEXP weigh
                          SEXP use_input_stats, SEXP momentum, SEXP eps);
 SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding, SEXP dilation,
                 SEXP groups, SEXP output_padding);
+SEXP rc_nn_rnn(SEXP mode, SEXP input, SEXP hx, SEXP cx, SEXP weights, SEXP num_layers,
+               SEXP dropout, SEXP training, SEXP bidirectional, SEXP batch_first);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
 SEXP rc_nn_dropout(SEXP x, SEXP p, SEXP training);
 SEXP rc_nn_layer_norm(SEXP x, SEXP normalized_shape, SEXP weight, SEXP bias, SEXP eps);
@@ -238,6 +240,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_nn_group_norm", (DL_FUNC)&rc_nn_group_norm, 5},
     {"rc_nn_instance_norm", (DL_FUNC)&rc_nn_instance_norm, 8},
     {"rc_nn_conv", (DL_FUNC)&rc_nn_conv, 9},
+    {"rc_nn_rnn", (DL_FUNC)&rc_nn_rnn, 10},
     {"rc_nn_activation", (DL_FUNC)&rc_nn_activation, 5},
     {"rc_nn_dropout", (DL_FUNC)&rc_nn_dropout, 3},
     {"rc_nn_layer_norm", (DL_FUNC)&rc_nn_layer_norm, 5},
