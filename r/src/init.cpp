@@ -115,6 +115,8 @@ SEXP rc_nn_interpolate(SEXP x, SEXP size, SEXP scale_factor, SEXP mode, SEXP ali
                        SEXP recompute_scale_factor);
 SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding, SEXP dilation,
                 SEXP groups, SEXP output_padding);
+SEXP rc_nn_rnn(SEXP mode, SEXP input, SEXP hx, SEXP cx, SEXP weights, SEXP num_layers,
+               SEXP dropout, SEXP training, SEXP bidirectional, SEXP batch_first);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
 SEXP rc_nn_dropout(SEXP x, SEXP p, SEXP training);
 SEXP rc_nn_layer_norm(SEXP x, SEXP normalized_shape, SEXP weight, SEXP bias, SEXP eps);
@@ -243,6 +245,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_nn_pad", (DL_FUNC)&rc_nn_pad, 4},
     {"rc_nn_interpolate", (DL_FUNC)&rc_nn_interpolate, 6},
     {"rc_nn_conv", (DL_FUNC)&rc_nn_conv, 9},
+    {"rc_nn_rnn", (DL_FUNC)&rc_nn_rnn, 10},
     {"rc_nn_activation", (DL_FUNC)&rc_nn_activation, 5},
     {"rc_nn_dropout", (DL_FUNC)&rc_nn_dropout, 3},
     {"rc_nn_layer_norm", (DL_FUNC)&rc_nn_layer_norm, 5},
