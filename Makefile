@@ -30,6 +30,7 @@ demo: build r-install
 # The R package, installed into $(BUILD)/r-lib against this build of the engine.
 r-install: build
 	@mkdir -p $(BUILD)/r-lib
+	rm -f r/src/*.o r/src/*.so  # compiled against older headers, which R's make does not track
 	RCUDA_HOME=$(CURDIR) RCUDA_BUILD=$(abspath $(BUILD)) R CMD INSTALL --no-multiarch -l $(BUILD)/r-lib r >$(BUILD)/r-install.log 2>&1 || (cat $(BUILD)/r-install.log; exit 1)
 
 # Every include follows its folder's "May include:" line (docs/ARCHITECTURE.md); runs before the

@@ -19,6 +19,9 @@ fi
 lib="$build/r-lib"
 mkdir -p "$lib"
 echo "r-check: installing the package into $lib"
+# Objects left by an earlier install were compiled against older headers (the engine's and
+# the glue's; R's make knows neither): build the glue afresh.
+rm -f "$root"/r/src/*.o "$root"/r/src/*.so
 R CMD INSTALL --no-multiarch -l "$lib" "$root/r" >"$build/r-install.log" 2>&1 || {
   cat "$build/r-install.log"
   exit 1

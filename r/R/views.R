@@ -69,9 +69,14 @@ m$expand <- function(self, ..., implicit = FALSE) {
   }
   .Call(rc_expand, self, size)
 }
-m$contiguous <- function(self) .Call(rc_copy, "contiguous", self)
+m$contiguous <- function(self, memory_format = torch_contiguous_format()) {
+  kind <- if (memory_format_name(memory_format, "contiguous") == "channels_last") "channels_last" else "contiguous"
+  .Call(rc_copy, kind, self)
+}
 m$clone <- torch_clone
-m$is_contiguous <- function(self) .Call(rc_is_contiguous, self)
+m$is_contiguous <- function(self, memory_format = torch_contiguous_format()) {
+  .Call(rc_is_contiguous, self, memory_format_name(memory_format, "is_contiguous") == "channels_last")
+}
 m$index_select <- torch_index_select
 m$masked_select <- torch_masked_select
 m$masked_fill <- function(self, mask, value) .Call(rc_masked_fill, self, mask, value)
@@ -113,8 +118,10 @@ m$to <- function(self, dtype = NULL, device = NULL, other = NULL, non_blocking =
       dtype_error("to: dtype must be a torch dtype such as torch_double(), got ", deparse(dtype, nlines = 1)[1])
     }
   }
-  if (!is.null(memory_format)) value_error("to: memory_format is not supported")
   out <- .Call(rc_to, self, dtype_name(dtype), device_string(device))
+  if (!is.null(memory_format) && !identical(memory_format$name, "preserve")) {
+    out <- out$contiguous(memory_format = memory_format)
+  }
   # to() returns the tensor itself when nothing changes; copy = TRUE asks for new memory.
   if (isTRUE(copy) && identical(.Call(rc_meta, out)[2:3], .Call(rc_meta, self)[2:3])) out <- .Call(rc_copy, "clone", out)
   out
@@ -131,3 +138,29 @@ m$long <- function(self) .Call(rc_to, self, "int64", NULL)
 m$int <- function(self) .Call(rc_to, self, "int32", NULL)
 m$bool <- function(self) .Call(rc_to, self, "bool", NULL)
 rm(m)
+
+# Memory formats, as torch for R's: a 4-D tensor's elements in NCHW order (contiguous) or NHWC
+# (channels-last: the shape stays [N, C, H, W], only the strides change), which cuDNN runs
+# faster in float16 and bfloat16. Layers keep their input's format.
+new_memory_format <- function(name) structure(list(name = name), class = "rcuda_memory_format")
+
+#' @export
+torch_contiguous_format <- function() new_memory_format("contiguous")
+#' @export
+torch_channels_last_format <- function() new_memory_format("channels_last")
+#' @export
+torch_preserve_format <- function() new_memory_format("preserve")
+
+#' @export
+print.rcuda_memory_format <- function(x, ...) {
+  cat("torch_", x$name, "_format\n", sep = "")
+  invisible(x)
+}
+
+memory_format_name <- function(format, fn) {
+  if (!inherits(format, "rcuda_memory_format") || identical(format$name, "preserve")) {
+    value_error(fn, ": memory_format must be torch_contiguous_format() or ",
+                "torch_channels_last_format(), got ", describe(format))
+  }
+  format$name
+}

@@ -1,5 +1,6 @@
 // Metadata, views, copies and indexing primitives. Dims and indices arrive 1-based from R
 // (dim_arg converts dims; the indexing code in indexing.R converts element positions).
+#include "nn_glue.h"
 #include "rcuda_r.h"
 
 using namespace rcuda;
@@ -38,9 +39,14 @@ extern "C" SEXP rc_numel(SEXP x) {
   RCUDA_END
 }
 
-extern "C" SEXP rc_is_contiguous(SEXP x) {
+extern "C" SEXP rc_is_contiguous(SEXP x, SEXP channels_last) {
   RCUDA_BEGIN
-  return Rf_ScalarLogical(unwrap(x).is_contiguous());
+  const Tensor& t = unwrap(x);
+  if (flag(channels_last))
+    return Rf_ScalarLogical(t.dim() == 4 &&
+                            t.strides() ==
+                                memory_format_strides(t.shape(), MemoryFormat::ChannelsLast));
+  return Rf_ScalarLogical(t.is_contiguous());
   RCUDA_END
 }
 
@@ -118,10 +124,12 @@ extern "C" SEXP rc_flatten(SEXP x, SEXP start_dim, SEXP end_dim) {
   RCUDA_END
 }
 
-// kind: "contiguous" or "clone".
+// kind: "contiguous", "channels_last" (contiguous in that memory format) or "clone".
 extern "C" SEXP rc_copy(SEXP kind, SEXP x) {
   RCUDA_BEGIN
-  if (std::string(CHAR(STRING_ELT(kind, 0))) == "clone") return wrap(clone(unwrap(x)));
+  const std::string k = CHAR(STRING_ELT(kind, 0));
+  if (k == "clone") return wrap(clone(unwrap(x)));
+  if (k == "channels_last") return wrap(contiguous(unwrap(x), MemoryFormat::ChannelsLast));
   return wrap(contiguous(unwrap(x)));
   RCUDA_END
 }

@@ -55,6 +55,9 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
 Tensor contiguous(const Tensor& t) {
   return record_simple<autograd::ToBackward>(t, [&] { return ops::contiguous(t); });
 }
+Tensor contiguous(const Tensor& t, MemoryFormat format) {
+  return record_simple<autograd::ToBackward>(t, [&] { return ops::contiguous(t, format); });
+}
 Tensor clone(const Tensor& t) {
   return record_simple<autograd::ToBackward>(t, [&] { return ops::clone(t); });
 }

@@ -26,12 +26,26 @@ Tensor to(const Tensor& t, Device device) { return to(t, device, t.dtype()); }
 
 Tensor to(const Tensor& t, Device device, DType dtype) {
   if (t.dtype() == dtype && t.device() == device) return t;
-  Tensor out = Tensor::empty(t.shape(), dtype, device);
+  // A dtype change on the device keeps a channels-last layout, as torch's preserve_format;
+  // copies between devices are contiguous.
+  Tensor out = t.device() == device ? empty_like_operands(t.shape(), dtype, device, {t})
+                                    : Tensor::empty(t.shape(), dtype, device);
   copy_(out, t);
   return out;
 }
 
 Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+
+Tensor contiguous(const Tensor& t, MemoryFormat f) {
+  if (f == MemoryFormat::Contiguous) return contiguous(t);
+  RCUDA_CHECK(t.dim() == 4, ShapeError,
+              "contiguous: the channels-last memory format needs a 4-D tensor, got shape ",
+              shape_str(t.shape()));
+  if (t.strides() == memory_format_strides(t.shape(), f)) return t;
+  Tensor out = empty_with_format(t.shape(), t.dtype(), t.device(), f);
+  if (t.numel() > 0) ops::backend_of(t).copy(out, t);
+  return out;
+}
 
 Tensor clone(const Tensor& t) {
   Tensor out = Tensor::empty(t.shape(), t.dtype(), t.device());

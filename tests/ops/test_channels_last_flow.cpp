@@ -125,3 +125,31 @@ TEST(ChannelsLastFlow, OptimizersUpdateChannelsLastParametersInPlace) {
 
 }  // namespace
 }  // namespace rcuda::test
+
+namespace rcuda::test {
+namespace {
+
+TEST(ChannelsLastFlow, ContiguousInAMemoryFormat) {
+  const Tensor x = random_tensor({2, 3, 4, 5}, DType::Float64);
+  const Tensor cl = contiguous(x, MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(is_channels_last(cl));
+  EXPECT_TRUE(all_close(to_doubles(cl), to_doubles(x), 0));
+  EXPECT_EQ(contiguous(cl, MemoryFormat::ChannelsLast).impl(), cl.impl()) << "no copy when it is";
+  const Tensor back = contiguous(cl, MemoryFormat::Contiguous);
+  EXPECT_TRUE(back.is_contiguous());
+  EXPECT_TRUE(all_close(to_doubles(back), to_doubles(x), 0));
+  EXPECT_NE(error_message([&] {
+              contiguous(random_tensor({2, 3, 4}, DType::Float32), MemoryFormat::ChannelsLast);
+            })
+                .find("contiguous: the channels-last memory format needs a 4-D tensor, got shape "
+                      "[2, 3, 4]"),
+            std::string::npos);
+  const Tensor leaf = random_tensor({2, 3, 2, 2}, DType::Float64);
+  leaf.requires_grad_();
+  const Tensor upstream = random_tensor({2, 3, 2, 2}, DType::Float64);
+  autograd::backward(sum(mul(contiguous(leaf, MemoryFormat::ChannelsLast), upstream)));
+  EXPECT_TRUE(all_close(to_doubles(leaf.grad()), to_doubles(upstream), 0));
+}
+
+}  // namespace
+}  // namespace rcuda::test

@@ -98,6 +98,7 @@ Tensor to(const Tensor& t, DType dtype);
 Tensor to(const Tensor& t, Device device);
 Tensor to(const Tensor& t, Device device, DType dtype);
 Tensor contiguous(const Tensor& t);
+Tensor contiguous(const Tensor& t, MemoryFormat format);  // ops::contiguous's, differentiable
 Tensor clone(const Tensor& t);
 Tensor reshape(const Tensor& t, const Shape& shape);
 Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
