@@ -61,8 +61,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string tag = device.is_cuda() ? "" : "_cpu";
-  const std::string name =
-      "lstm2x512_b" + std::to_string(o.batch) + "_t" + std::to_string(seq);
+  const std::string name = "lstm2x512_b" + std::to_string(o.batch) + "_t" + std::to_string(seq);
 
   rcuda::manual_seed(0);
   const std::vector<Tensor> weights = lstm_weights(device);
@@ -71,7 +70,8 @@ int main(int argc, char** argv) {
   const Tensor head_b = bench::parameter({kClasses}, bench::torch_default_bias(kHidden),
                                          DType::Float32, device, rcuda::MemoryFormat::Contiguous);
   const Tensor x = rcuda::to(rcuda::randn({o.batch, seq, kInput}), device);
-  const Tensor y = rcuda::randint(0, kClasses, {o.batch}, rcuda::TensorOptions(DType::Int64, device));
+  const Tensor y =
+      rcuda::randint(0, kClasses, {o.batch}, rcuda::TensorOptions(DType::Int64, device));
   std::vector<Tensor> params = weights;
   params.push_back(head_w);
   params.push_back(head_b);

@@ -115,8 +115,8 @@ SEXP rc_nn_interpolate(SEXP x, SEXP size, SEXP scale_factor, SEXP mode, SEXP ali
                        SEXP recompute_scale_factor);
 SEXP rc_nn_conv(SEXP kind, SEXP x, SEXP weight, SEXP bias, SEXP stride, SEXP padding, SEXP dilation,
                 SEXP groups, SEXP output_padding);
-SEXP rc_nn_rnn(SEXP mode, SEXP input, SEXP hx, SEXP cx, SEXP weights, SEXP num_layers,
-               SEXP dropout, SEXP training, SEXP bidirectional, SEXP batch_first);
+SEXP rc_nn_rnn(SEXP mode, SEXP input, SEXP hx, SEXP cx, SEXP weights, SEXP num_layers, SEXP dropout,
+               SEXP training, SEXP bidirectional, SEXP batch_first);
 SEXP rc_nn_activation(SEXP kind, SEXP x, SEXP a, SEXP b, SEXP approximate);
 SEXP rc_nn_dropout(SEXP x, SEXP p, SEXP training);
 SEXP rc_nn_layer_norm(SEXP x, SEXP normalized_shape, SEXP weight, SEXP bias, SEXP eps);

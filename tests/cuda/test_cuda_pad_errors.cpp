@@ -35,8 +35,9 @@ TEST(CudaResample, OtherModesAreRefusedWithTheirName) {
               std::string::npos)
         << message;
   }
-  EXPECT_NE(error_message([&] { nn::interpolate(x, {8, 8}, {}, "bilinear"); })
-                .find("not supported on CUDA yet"),
+  EXPECT_NE(error_message([&] {
+              nn::interpolate(x, {8, 8}, {}, "bilinear");
+            }).find("not supported on CUDA yet"),
             std::string::npos);
 }
 
