@@ -40,7 +40,7 @@ std::vector<Tensor> lstm_weights(Device device) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --seq reuses the option parser's --batch slot convention: parsed here before it.
+  // --seq is this bench's own option: taken out before the shared parser sees the rest.
   int64_t seq = 100;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
