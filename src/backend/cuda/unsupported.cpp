@@ -3,7 +3,10 @@
 // from fill, copy and adaptive pooling), so they run on CUDA; reflect, replicate and circular
 // padding and nearest/linear interpolation run on the CPU for now (docs/resample-pad.md), and so
 // do the recurrent layers (docs/rnn.md, "CUDA").
+#include <string>
+
 #include "cuda_backend.h"
+#include "rcuda/core/error.h"
 
 namespace rcuda::cuda {
 namespace {
