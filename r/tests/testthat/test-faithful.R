@@ -216,8 +216,9 @@ test_that("R vectors and arrays where a tensor is expected become tensors, as to
   expect_equal(as_array(s[1, , ]), m1, tolerance = 1e-6)
   expect_equal(as_array(torch_cat(list(m1, torch_tensor(m2)), dim = 2)), cbind(m1, m2), tolerance = 1e-6)
   expect_equal(as_array(torch_exp(c(0, 1))), exp(c(0, 1)), tolerance = 1e-6)
-  expect_equal(as_array(torch_sum(m1, dim = 1)), colSums(m1), tolerance = 1e-6)
-  expect_equal(as_array(torch_mean(m1)), mean(m1), tolerance = 1e-6)
+  # float32 sums of a few normals: absolute bounds (a sum near 0 has no useful relative one).
+  expect_lt(max(abs(as_array(torch_sum(m1, dim = 1)) - colSums(m1))), 1e-6)
+  expect_lt(abs(as_array(torch_mean(m1)) - mean(m1)), 1e-6)
   expect_equal(as_array(torch_matmul(m1, t(m2))), m1 %*% t(m2), tolerance = 1e-5)
   expect_equal(as_array(torch_mul(c(1, 2, 3), 2)), c(2, 4, 6))
   expect_equal(as_array(torch_reshape(1:6, c(3, 2))), matrix(1:6, 3, byrow = TRUE))
