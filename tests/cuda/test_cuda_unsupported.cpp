@@ -1,7 +1,9 @@
-// Padding and interpolation on CUDA: constant padding and area interpolation (built from fill,
-// copy and adaptive pooling) against the CPU, forward and backward; the modes CUDA does not offer
-// yet are refused with a DeviceError naming the mode (src/backend/cuda/unsupported.cpp).
+// What CUDA does not offer yet (src/backend/cuda/unsupported.cpp): constant padding and area
+// interpolation (built from fill, copy and adaptive pooling) run and match the CPU, forward and
+// backward; the other padding and interpolation modes and the recurrent layers are refused with
+// a DeviceError naming the mode.
 #include "rcuda/nn/resample.h"
+#include "rcuda/nn/rnn.h"
 #include "support/devices.h"
 
 namespace rcuda::test {
@@ -39,6 +41,17 @@ TEST(CudaResample, OtherModesAreRefusedWithTheirName) {
               nn::interpolate(x, {8, 8}, {}, "bilinear");
             }).find("not supported on CUDA yet"),
             std::string::npos);
+}
+
+TEST(CudaRnn, RecurrentLayersAreRefusedWithTheirMode) {
+  RCUDA_REQUIRE_CUDA();
+  const Tensor x = on_cuda(random_tensor({4, 2, 3}, DType::Float32));
+  std::vector<Tensor> weights;
+  for (const Shape& shape : std::vector<Shape>{{20, 3}, {20, 5}, {20}, {20}})
+    weights.push_back(on_cuda(random_tensor(shape, DType::Float32)));
+  const std::string message = error_message([&] { nn::lstm(x, Tensor(), Tensor(), weights); });
+  EXPECT_NE(message.find("LSTM layers are not supported on CUDA yet"), std::string::npos)
+      << message;
 }
 
 }  // namespace
