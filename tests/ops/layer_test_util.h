@@ -124,4 +124,20 @@ inline std::vector<double> rounded_to(std::vector<double> v, DType dtype) {
   return v;
 }
 
+// Expects f to throw an rcuda error of `kind` whose message contains every one of `parts`.
+template <typename F>
+void expect_error_mentioning(F f, const char* kind, const std::vector<std::string>& parts) {
+  std::string message, thrown = "(none)";
+  try {
+    f();
+  } catch (const Error& e) {
+    message = e.what();
+    thrown = e.kind();
+  }
+  EXPECT_EQ(thrown, kind) << message;
+  for (const std::string& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos)
+        << "'" << message << "' lacks '" << part << "'";
+}
+
 }  // namespace rcuda::test

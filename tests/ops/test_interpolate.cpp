@@ -281,22 +281,6 @@ TEST(Interpolate, DtypesAgree) {
   }
 }
 
-template <typename F>
-void expect_error_mentioning(F f, const char* kind, const std::vector<std::string>& parts) {
-  std::string message;
-  std::string thrown = "(none)";
-  try {
-    f();
-  } catch (const Error& e) {
-    message = e.what();
-    thrown = e.kind();
-  }
-  EXPECT_EQ(thrown, kind) << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos)
-        << "'" << message << "' lacks '" << part << "'";
-}
-
 TEST(Interpolate, ArgumentErrors) {
   const Tensor x = random_tensor({2, 3, 4, 5}, DType::Float32);
   const Tensor x1 = random_tensor({2, 3, 5}, DType::Float32);

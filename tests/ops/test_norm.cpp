@@ -350,21 +350,6 @@ TEST(InstanceNorm, MatchesDoubleLoopsAndUpdatesRunningStats) {
   }
 }
 
-template <typename F>
-void expect_error_mentioning(F f, const char* kind, const std::vector<std::string>& parts) {
-  std::string message, thrown = "(none)";
-  try {
-    f();
-  } catch (const Error& e) {
-    message = e.what();
-    thrown = e.kind();
-  }
-  EXPECT_EQ(thrown, kind) << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos)
-        << "'" << message << "' lacks '" << part << "'";
-}
-
 TEST(Norm, ArgumentErrors) {
   const Tensor x = random_tensor({2, 3, 4}, DType::Float32);
   const Tensor c3 = ops::ones({3}, {DType::Float32}), c4 = ops::ones({4}, {DType::Float32});
