@@ -162,13 +162,18 @@ template <typename Out, typename In, int NIn, typename F>
 void launch_map(const Tensor& out, const std::array<Tensor, NIn>& inputs, F f) {
   const int64_t n = out.numel();
   if (n == 0) return;
-  bool dense = out.is_contiguous();
+  // Flat indexing serves operands that are all contiguous, or that all share the output's
+  // dense permuted layout (channels-last activations: Note [Elementwise outputs keep
+  // channels-last] in src/ops/ops_util.h).
+  const bool out_contiguous = out.is_contiguous();
+  bool dense = out_contiguous || out.is_non_overlapping_and_dense();
   unsigned scalar_mask = 0;
   for (int k = 0; k < NIn; ++k) {
     if (all_strides_zero(inputs[k]))
       scalar_mask |= 1u << k;
     else
-      dense = dense && inputs[k].is_contiguous();
+      dense = dense && ((out_contiguous && inputs[k].is_contiguous()) ||
+                        inputs[k].strides() == out.strides());
   }
   if (dense) {
     const int device = out.device().index;
