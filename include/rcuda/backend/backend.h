@@ -391,6 +391,52 @@ class Backend {
   virtual void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out,
                                       const Tensor& in, const ConvArgs& args) = 0;
   // ---- end of convolution primitives ----
+
+  // ---- recurrent primitives (docs/rnn.md; ops in rcuda/ops/rnn.h) ----
+  // Note [Recurrent primitives]
+  // A stack of args.layers recurrent layers of args.directions (1 or 2) directions each over a
+  // time-major sequence, with PyTorch's equations and gate order (H = args.hidden):
+  //   LSTM, gates (i, f, g, o): i = sigmoid(W_ii x + b_ii + W_hi h + b_hi), f and o alike,
+  //     g = tanh(W_ig x + b_ig + W_hg h + b_hg); c' = f c + i g; h' = o tanh(c')
+  //   GRU, gates (r, z, n): r = sigmoid(W_ir x + b_ir + W_hr h + b_hr), z alike,
+  //     n = tanh(W_in x + b_in + r (W_hn h + b_hn)); h' = (1 - z) n + z h
+  //   RnnTanh / RnnRelu: h' = tanh or relu(W_ih x + b_ih + W_hh h + b_hh)
+  // The reverse direction runs t = T-1 down to 0. Layer l > 0 reads layer l-1's output
+  // [T, N, D * H] (forward direction's H first). No dropout between layers: ops run one layer
+  // per call when dropout is asked for.
+  // Operands, as src/ops/rnn.cpp guarantees: every tensor contiguous, of one floating dtype, on
+  // one device; input [T, N, I] with T, N, I >= 1; hx [L * D, N, H]; cx [L * D, N, H] for LSTM,
+  // undefined otherwise; weights per layer l then direction d (block l * D + d), in this order:
+  //   w_ih [G * H, I_l], w_hh [G * H, H], b_ih [G * H], b_hh [G * H]
+  // (G = 4 LSTM, 3 GRU, 1 RNN; I_0 = I, I_l = D * H), only the first two when !has_biases.
+  // out [T, N, D * H], hy (hx's shape) and cy (LSTM; undefined otherwise) are overwritten.
+  // Returns `reserve`, an opaque uint8 tensor on the input's device that rnn_backward reads
+  // (cuDNN's reserve space, oneDNN's workspace, whatever the backend keeps); undefined when
+  // !args.training. Dtypes: the CPU takes float32 (oneDNN) and float64 (its own loops); CUDA
+  // takes float32, float16 and bfloat16 (cuDNN, float32 accumulation) and refuses float64 with
+  // a DTypeError naming the op.
+  enum class RnnMode { Lstm, Gru, RnnTanh, RnnRelu };
+  struct RnnArgs {
+    RnnMode mode = RnnMode::Lstm;
+    int64_t layers = 1, directions = 1, hidden = 0;
+    bool has_biases = true;
+    bool training = false;
+  };
+  virtual Tensor rnn(const RnnArgs& args, const Tensor& out, const Tensor& hy, const Tensor& cy,
+                     const Tensor& input, const Tensor& hx, const Tensor& cx,
+                     const TensorList& weights) = 0;
+  // The gradients of sum(out * grad_out) + sum(hy * grad_hy) + sum(cy * grad_cy) with respect
+  // to input, hx, cx and the weights, from a training forward's operands, its out and its
+  // reserve. grad_hy and grad_cy may be undefined (zero). grad_input, grad_hx and grad_cx may
+  // be undefined (not wanted); grad_weights is empty (not wanted) or has weights' shapes and
+  // order. Gradients are overwritten, never accumulated into.
+  virtual void rnn_backward(const RnnArgs& args, const Tensor& grad_input, const Tensor& grad_hx,
+                            const Tensor& grad_cx, const TensorList& grad_weights,
+                            const Tensor& grad_out, const Tensor& grad_hy, const Tensor& grad_cy,
+                            const Tensor& input, const Tensor& hx, const Tensor& cx,
+                            const TensorList& weights, const Tensor& out,
+                            const Tensor& reserve) = 0;
+  // ---- end of recurrent primitives ----
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

@@ -116,6 +116,17 @@ class CpuBackend final : public Backend {
   void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out, const Tensor& in,
                               const ConvArgs& args) override;
   // ---- end of convolution primitives ----
+
+  // ---- recurrent primitives: rnn_pending.cpp (placeholders that throw) ----
+  Tensor rnn(const RnnArgs& args, const Tensor& out, const Tensor& hy, const Tensor& cy,
+             const Tensor& input, const Tensor& hx, const Tensor& cx,
+             const TensorList& weights) override;
+  void rnn_backward(const RnnArgs& args, const Tensor& grad_input, const Tensor& grad_hx,
+                    const Tensor& grad_cx, const TensorList& grad_weights, const Tensor& grad_out,
+                    const Tensor& grad_hy, const Tensor& grad_cy, const Tensor& input,
+                    const Tensor& hx, const Tensor& cx, const TensorList& weights,
+                    const Tensor& out, const Tensor& reserve) override;
+  // ---- end of recurrent primitives ----
 };
 
 }  // namespace rcuda::cpu
