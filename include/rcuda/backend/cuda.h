@@ -63,8 +63,9 @@ double time_ms(int device, const std::function<void()>& work);
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
-// TF32 for float32 convolutions (cuDNN): on by default, as torch.backends.cudnn.allow_tf32, and
-// separate from matmul's switch above (docs/convolution.md). Off keeps float32 accuracy.
+// TF32 for float32 convolutions and recurrent layers (cuDNN): on by default, as
+// torch.backends.cudnn.allow_tf32, and separate from matmul's switch above (docs/convolution.md,
+// docs/rnn-cudnn.md). Off keeps float32 accuracy.
 void set_allow_conv_tf32(bool allow);
 bool allow_conv_tf32();
 // Autotuned convolutions, as torch.backends.cudnn.benchmark (off by default): the first call of

@@ -18,7 +18,6 @@
 #include <cudnn_frontend.h>
 
 #include <atomic>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +27,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cudnn.h"
+#include "backend/cuda/plan_cache.h"
 #include "backend/cuda/runtime.h"
 #include "rcuda/backend/cuda.h"
 #include "rcuda/tensor/memory_format.h"
@@ -108,14 +108,6 @@ PlanKey make_key(ConvPass pass, const ConvOperands& t, const ConvArgs& a, bool t
   key[i++] = a.groups;
   return key;
 }
-
-struct KeyHash {
-  size_t operator()(const PlanKey& key) const {
-    uint64_t h = 14695981039346656037ull;  // FNV-1a over the values
-    for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 struct ConvPlan {
   std::shared_ptr<fe::graph::Graph> graph;
@@ -306,8 +298,9 @@ ConvPlan build_plan(ConvPass pass, const ConvOperands& t, const ConvArgs& a, cud
   return plan;
 }
 
-// Note [cuDNN convolution plans]: a bounded least-recently-used map of built plans.
-class PlanCache {
+// Note [cuDNN convolution plans]: a bounded least-recently-used map of built plans, shared by
+// every thread.
+class ConvPlanCache {
  public:
   std::shared_ptr<const ConvPlan> get(ConvPass pass, const ConvOperands& t, const ConvArgs& a,
                                       cudnnHandle_t handle) {
@@ -315,37 +308,24 @@ class PlanCache {
     const PlanKey key = make_key(pass, t, a, tf32, benchmark);
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = index_.find(key); it != index_.end()) {
-        order_.splice(order_.begin(), order_, it->second);
-        return it->second->second;
-      }
+      if (auto plan = plans_.find(key)) return plan;
     }
     // Built outside the lock (tens of milliseconds, seconds when benchmarking); a plan two
     // threads build at once is kept once.
     auto plan = std::make_shared<const ConvPlan>(build_plan(pass, t, a, handle, tf32, benchmark));
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (index_.count(key) == 0) {
-      order_.emplace_front(key, plan);
-      index_[key] = order_.begin();
-      if (order_.size() > kCacheCapacity) {
-        index_.erase(order_.back().first);
-        order_.pop_back();
-      }
-    }
-    return plan;
+    return plans_.insert(key, std::move(plan));
   }
 
  private:
-  using Item = std::pair<PlanKey, std::shared_ptr<const ConvPlan>>;
   std::mutex mutex_;
-  std::list<Item> order_;  // most recently used first
-  std::unordered_map<PlanKey, std::list<Item>::iterator, KeyHash> index_;
+  PlanCache<PlanKey, ConvPlan> plans_{kCacheCapacity};
 };
 
-PlanCache& plan_cache() {
+ConvPlanCache& plan_cache() {
   // Never destroyed: plans hold cuDNN descriptors, which must not be freed after the CUDA
   // context at exit (Note [cuDNN handles]).
-  static PlanCache* cache = new PlanCache();
+  static ConvPlanCache* cache = new ConvPlanCache();
   return *cache;
 }
 

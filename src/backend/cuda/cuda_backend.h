@@ -89,7 +89,7 @@ class CudaBackend final : public Backend {
                            const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                            int64_t groups) override;
 
-  // Resampling (Note [Resampling primitives]): unsupported.cpp (not on CUDA yet).
+  // Resampling (Note [Resampling primitives]): kernels/resample.cu.
   void pad(const PadArgs& args, const Tensor& out, const Tensor& in) override;
   void pad_backward(const PadArgs& args, const Tensor& grad_in, const Tensor& grad_out) override;
   void interpolate(const InterpolateArgs& args, const Tensor& out, const Tensor& in) override;
@@ -120,7 +120,7 @@ class CudaBackend final : public Backend {
                               const ConvArgs& args) override;
   // ---- end of convolution primitives ----
 
-  // ---- recurrent primitives: unsupported.cpp (not on CUDA yet) ----
+  // ---- recurrent primitives: rnn_cudnn.cpp (cuDNN's RNN API, docs/rnn-cudnn.md) ----
   Tensor rnn(const RnnArgs& args, const Tensor& out, const Tensor& hy, const Tensor& cy,
              const Tensor& input, const Tensor& hx, const Tensor& cx,
              const TensorList& weights) override;
