@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "rcuda/core/philox.h"
+#include "rcuda/ops/copy.h"
+#include "rcuda/tensor/memory_format.h"
 #include "support/devices.h"
 
 namespace rcuda {
@@ -216,6 +218,38 @@ TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
   const Tensor wa = random_tensor({40, 1}, DType::Int32), wb = random_tensor({50}, DType::Float64);
   EXPECT_EQ(values(where(on_cuda(cond), on_cuda(wa), on_cuda(wb))), values(where(cond, wa, wb)));
   EXPECT_THROW(add(on_cuda(x), x), DeviceError);
+}
+
+// Operands sharing one dense permuted layout (channels-last activations) take the flat kernels:
+// values match the CPU, the result keeps the layout (Note [Elementwise outputs keep
+// channels-last]), and a mix of layouts, a sliced channels-last view or a broadcast operand
+// still gives the right values through the strided kernels.
+TEST(CudaElementwise, ChannelsLastOperandsMatchCpu) {
+  RCUDA_REQUIRE_CUDA();
+  for (DType dtype : {DType::Float32, DType::BFloat16, DType::Float64, DType::Int32}) {
+    const Tensor a =
+        contiguous(random_tensor({3, 5, 7, 9}, dtype, 1, 9), MemoryFormat::ChannelsLast);
+    const Tensor b =
+        contiguous(random_tensor({3, 5, 7, 9}, dtype, 1, 9), MemoryFormat::ChannelsLast);
+    const double tol = 4 * test::backend_tolerance(dtype);
+    for (const char* op : {"add", "mul", "maximum", "lt"}) {
+      const Tensor got = binary_op(op, on_cuda(a), on_cuda(b));
+      EXPECT_EQ(got.strides(), a.strides()) << op << " " << dtype_name(dtype);
+      EXPECT_TRUE(test::all_close(values(got), values(binary_op(op, a, b)), tol))
+          << op << " " << dtype_name(dtype);
+    }
+    const Tensor plain = random_tensor({3, 5, 7, 9}, dtype, 1, 9);
+    EXPECT_TRUE(
+        test::all_close(values(add(on_cuda(a), on_cuda(plain))), values(add(a, plain)), tol))
+        << dtype_name(dtype);
+    const Tensor bias = random_tensor({1, 5, 1, 1}, dtype, 1, 9);
+    EXPECT_TRUE(test::all_close(values(mul(on_cuda(a), on_cuda(bias))), values(mul(a, bias)), tol))
+        << dtype_name(dtype);
+    const Tensor cut = a.slice(2, 1, 6);  // channels-last strides, no longer dense
+    EXPECT_TRUE(test::all_close(values(sub(on_cuda(a).slice(2, 1, 6), on_cuda(b).slice(2, 1, 6))),
+                                values(sub(cut, b.slice(2, 1, 6))), tol))
+        << dtype_name(dtype);
+  }
 }
 
 TEST(CudaElementwise, FloorDivideMatchesCpu) {

@@ -91,9 +91,6 @@ void check_every_model(Device device, DType dtype, double tol) {
         return nn::cross_entropy(reshape(h, {35, 3}), p["t"]);
       },
       device, dtype, tol);
-  // Reflect, replicate and circular padding and bilinear interpolation run on the CPU only
-  // (src/backend/cuda/unsupported.cpp).
-  if (device.is_cuda()) return;
   check(
       "resample", {{"x", {2, 3, 5, 6}}}, {"x"},
       [](Inputs& p) {

@@ -275,9 +275,20 @@ test_that("a small LSTM learns to sum its sequence", {
   expect_lt(losses[150], losses[1] / 20)
 })
 
-test_that("on CUDA the recurrent layers are refused with a clear error", {
+test_that("on CUDA the recurrent layers match the CPU, outputs and gradients", {
   skip_if_cuda_not_available()
-  m <- nn_lstm(5, 7)
-  m$to(device = "cuda")
-  expect_error(m(torch_randn(6, 3, 5, device = "cuda")), "not supported on CUDA yet")
+  for (make in list(function() nn_lstm(5, 7, num_layers = 2, bidirectional = TRUE),
+                    function() nn_gru(5, 7, batch_first = TRUE))) {
+    m <- make()
+    x <- torch_randn(6, 3, 5)
+    out <- m(x)[[1]]
+    out$sum()$backward()
+    want_grad <- as_array(m$parameters[[1]]$grad)
+    m$zero_grad()
+    m$to(device = "cuda")
+    got <- m(x$cuda())[[1]]
+    got$sum()$backward()
+    expect_equal(as_array(got$cpu()), as_array(out), tolerance = 1e-4)
+    expect_equal(as_array(m$parameters[[1]]$grad$cpu()), want_grad, tolerance = 1e-4)
+  }
 })
