@@ -226,6 +226,10 @@ TEST(CudaElementwise, BinaryOpsMatchCpuWithBroadcasting) {
 // still gives the right values through the strided kernels.
 TEST(CudaElementwise, ChannelsLastOperandsMatchCpu) {
   RCUDA_REQUIRE_CUDA();
+  // Copies between devices are contiguous: the layout is made on the GPU.
+  const auto cl_on_cuda = [](const Tensor& t) {
+    return contiguous(on_cuda(t), MemoryFormat::ChannelsLast);
+  };
   for (DType dtype : {DType::Float32, DType::BFloat16, DType::Float64, DType::Int32}) {
     const Tensor a =
         contiguous(random_tensor({3, 5, 7, 9}, dtype, 1, 9), MemoryFormat::ChannelsLast);
@@ -233,21 +237,23 @@ TEST(CudaElementwise, ChannelsLastOperandsMatchCpu) {
         contiguous(random_tensor({3, 5, 7, 9}, dtype, 1, 9), MemoryFormat::ChannelsLast);
     const double tol = 4 * test::backend_tolerance(dtype);
     for (const char* op : {"add", "mul", "maximum", "lt"}) {
-      const Tensor got = binary_op(op, on_cuda(a), on_cuda(b));
+      const Tensor got = binary_op(op, cl_on_cuda(a), cl_on_cuda(b));
       EXPECT_EQ(got.strides(), a.strides()) << op << " " << dtype_name(dtype);
       EXPECT_TRUE(test::all_close(values(got), values(binary_op(op, a, b)), tol))
           << op << " " << dtype_name(dtype);
     }
     const Tensor plain = random_tensor({3, 5, 7, 9}, dtype, 1, 9);
     EXPECT_TRUE(
-        test::all_close(values(add(on_cuda(a), on_cuda(plain))), values(add(a, plain)), tol))
+        test::all_close(values(add(cl_on_cuda(a), on_cuda(plain))), values(add(a, plain)), tol))
         << dtype_name(dtype);
     const Tensor bias = random_tensor({1, 5, 1, 1}, dtype, 1, 9);
-    EXPECT_TRUE(test::all_close(values(mul(on_cuda(a), on_cuda(bias))), values(mul(a, bias)), tol))
+    EXPECT_TRUE(
+        test::all_close(values(mul(cl_on_cuda(a), on_cuda(bias))), values(mul(a, bias)), tol))
         << dtype_name(dtype);
     const Tensor cut = a.slice(2, 1, 6);  // channels-last strides, no longer dense
-    EXPECT_TRUE(test::all_close(values(sub(on_cuda(a).slice(2, 1, 6), on_cuda(b).slice(2, 1, 6))),
-                                values(sub(cut, b.slice(2, 1, 6))), tol))
+    EXPECT_TRUE(
+        test::all_close(values(sub(cl_on_cuda(a).slice(2, 1, 6), cl_on_cuda(b).slice(2, 1, 6))),
+                        values(sub(cut, b.slice(2, 1, 6))), tol))
         << dtype_name(dtype);
   }
 }

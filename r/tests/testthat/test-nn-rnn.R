@@ -288,7 +288,8 @@ test_that("on CUDA the recurrent layers match the CPU, outputs and gradients", {
     m$to(device = "cuda")
     got <- m(x$cuda())[[1]]
     got$sum()$backward()
-    expect_equal(as_array(got$cpu()), as_array(out), tolerance = 1e-4)
-    expect_equal(as_array(m$parameters[[1]]$grad$cpu()), want_grad, tolerance = 1e-4)
+    # float32 layers on CUDA use TF32 tensor cores, as PyTorch's cuDNN default: about 1e-3.
+    expect_equal(as_array(got$cpu()), as_array(out), tolerance = 5e-3)
+    expect_equal(as_array(m$parameters[[1]]$grad$cpu()), want_grad, tolerance = 5e-3)
   }
 })
