@@ -4,6 +4,7 @@
 
 #include "grads/elementwise.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/nn.h"
@@ -85,12 +86,27 @@ Tensor record_with_number(BinaryOp op, const Tensor& t, double number, bool numb
 Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x, ops::neg); }
 Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x, ops::abs); }
 Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x, ops::sign); }
-Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x, ops::exp); }
-Tensor expm1(const Tensor& x) { return unary(UnaryOp::Expm1, x, ops::expm1); }
-Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x, ops::log); }
-Tensor log1p(const Tensor& x) { return unary(UnaryOp::Log1p, x, ops::log1p); }
+Tensor exp(const Tensor& x) {
+  if (autocast::Region cast{"exp", x}) return exp(cast(x));
+  return unary(UnaryOp::Exp, x, ops::exp);
+}
+Tensor expm1(const Tensor& x) {
+  if (autocast::Region cast{"expm1", x}) return expm1(cast(x));
+  return unary(UnaryOp::Expm1, x, ops::expm1);
+}
+Tensor log(const Tensor& x) {
+  if (autocast::Region cast{"log", x}) return log(cast(x));
+  return unary(UnaryOp::Log, x, ops::log);
+}
+Tensor log1p(const Tensor& x) {
+  if (autocast::Region cast{"log1p", x}) return log1p(cast(x));
+  return unary(UnaryOp::Log1p, x, ops::log1p);
+}
 Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x, ops::sqrt); }
-Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x, ops::rsqrt); }
+Tensor rsqrt(const Tensor& x) {
+  if (autocast::Region cast{"rsqrt", x}) return rsqrt(cast(x));
+  return unary(UnaryOp::Rsqrt, x, ops::rsqrt);
+}
 Tensor sin(const Tensor& x) { return unary(UnaryOp::Sin, x, ops::sin); }
 Tensor cos(const Tensor& x) { return unary(UnaryOp::Cos, x, ops::cos); }
 Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x, ops::tanh); }
@@ -116,6 +132,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
 }
 
 Tensor pow(const Tensor& x, const Scalar& exponent) {
+  if (autocast::Region cast{"pow", x}) return pow(cast(x), exponent);
   UnaryArgs args;
   args.exponent = exponent.to_double();
   return record_unary(UnaryOp::PowScalar, x, args, [&] { return ops::pow(x, exponent); });
@@ -135,6 +152,7 @@ Tensor elu(const Tensor& x, double alpha) {
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
+  if (autocast::Region cast{"softplus", x}) return softplus(cast(x), beta, threshold);
   UnaryArgs args;
   args.beta = beta;
   args.threshold = threshold;
@@ -189,9 +207,11 @@ Tensor remainder(const Tensor& a, const Scalar& b) {
                             [&] { return ops::remainder(a, b); });
 }
 Tensor pow(const Tensor& a, const Tensor& b) {
+  if (autocast::Region cast{"pow", a}) return pow(cast(a), cast(b));
   return record_binary(BinaryOp::Pow, a, b, 1, [&] { return ops::pow(a, b); });
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
+  if (autocast::Region cast{"pow", b}) return pow(a, cast(b));
   return record_with_number(BinaryOp::Pow, b, a.to_double(), true, [&] { return ops::pow(a, b); });
 }
 Tensor maximum(const Tensor& a, const Tensor& b) {

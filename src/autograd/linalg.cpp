@@ -1,6 +1,7 @@
 // Entry points of matrix products.
 #include "grads/linalg.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/autograd/record.h"
 
 namespace rcuda {
@@ -22,17 +23,21 @@ Tensor record_product(const char* name, const Tensor& a, const Tensor& b, Forwar
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::Region cast{"matmul", a}) return matmul(cast(a), cast(b));
   return record_product("MatmulBackward", a, b, [&] { return ops::matmul(a, b); });
 }
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::Region cast{"mm", a}) return mm(cast(a), cast(b));
   return record_product("MmBackward", a, b, [&] { return ops::mm(a, b); });
 }
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::Region cast{"bmm", a}) return bmm(cast(a), cast(b));
   return record_product("BmmBackward", a, b, [&] { return ops::bmm(a, b); });
 }
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
              const Scalar& alpha) {
+  if (autocast::Region cast{"addmm", a}) return addmm(cast(input), cast(a), cast(b), beta, alpha);
   if (!autograd::should_record(input, a, b)) return ops::addmm(input, a, b, beta, alpha);
   Tensor out = autograd::below_autograd([&] { return ops::addmm(input, a, b, beta, alpha); });
   auto node = autograd::make_node<autograd::AddmmBackward>(input, a, b);

@@ -1,6 +1,7 @@
 // Entry points of reductions, softmax and cumsum (Note [Recording] in rcuda/autograd/record.h).
 #include "grads/reduction.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/autograd/record.h"
 
 namespace rcuda {
@@ -76,6 +77,7 @@ Tensor record_softmax(bool log, const Tensor& x, int64_t dim) {
 }  // namespace
 
 Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
+  if (autocast::Region cast{"sum", x}) return sum(cast(x), dims, keepdim, dtype);
   if (!autograd::should_record(x)) return ops::sum(x, dims, keepdim, dtype);
   Tensor out = autograd::below_autograd([&] { return ops::sum(x, dims, keepdim, dtype); });
   auto node = autograd::make_node<autograd::SumBackward>(x);
@@ -97,6 +99,7 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim) {
 }
 
 Tensor prod(const Tensor& x, const Dims& dims, bool keepdim) {
+  if (autocast::Region cast{"prod", x}) return prod(cast(x), dims, keepdim);
   return record_reduction(ReductionKind::Prod, x, dims, keepdim, 0,
                           [&] { return ops::prod(x, dims, keepdim); });
 }
@@ -124,6 +127,7 @@ Tensor std(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
 }
 
 Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim) {
+  if (autocast::Region cast{"norm", x}) return norm(cast(x), p, dims, keepdim);
   return record_reduction(ReductionKind::Norm, x, dims, keepdim, p,
                           [&] { return ops::norm(x, p, dims, keepdim); });
 }
@@ -133,10 +137,17 @@ Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim) {
                           [&] { return ops::logsumexp(x, dims, keepdim); });
 }
 
-Tensor softmax(const Tensor& x, int64_t dim) { return record_softmax(false, x, dim); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return record_softmax(true, x, dim); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  if (autocast::Region cast{"softmax", x}) return softmax(cast(x), dim);
+  return record_softmax(false, x, dim);
+}
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  if (autocast::Region cast{"log_softmax", x}) return log_softmax(cast(x), dim);
+  return record_softmax(true, x, dim);
+}
 
 Tensor cumsum(const Tensor& x, int64_t dim) {
+  if (autocast::Region cast{"cumsum", x}) return cumsum(cast(x), dim);
   if (!autograd::should_record(x)) return ops::cumsum(x, dim);
   Tensor out = autograd::below_autograd([&] { return ops::cumsum(x, dim); });
   auto node = autograd::make_node<autograd::CumsumBackward>(x);

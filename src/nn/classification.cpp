@@ -3,6 +3,7 @@
 // from the recording ops (gather, sum, ...); cross_entropy is one node over the fused
 // primitives ops::cross_entropy_forward and ops::cross_entropy_backward.
 #include "nn_util.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/nn/loss.h"
 #include "rcuda/ops/nn.h"
@@ -156,6 +157,11 @@ Tensor cross_entropy_fused(const Tensor& input, const Tensor& target, const Tens
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options) {
+  if (autocast::Region cast{"nll_loss", input}) {
+    NllLossOptions o = options;
+    o.weight = cast(options.weight);
+    return nll_loss(cast(input), target, o);
+  }
   constexpr const char* kOp = "nll_loss";
   const Reduction r = parse_reduction(kOp, options.reduction);
   const int64_t class_dim = check_input(kOp, input);
@@ -172,6 +178,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions&
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyOptions& options) {
+  if (autocast::Region cast{"cross_entropy", input}) {
+    CrossEntropyOptions o = options;
+    o.weight = cast(options.weight);
+    return cross_entropy(cast(input), cast(target), o);
+  }
   constexpr const char* kOp = "cross_entropy";
   parse_reduction(kOp, options.reduction);  // ValueError unless "none", "mean" or "sum"
   const int64_t class_dim = check_input(kOp, input);

@@ -1,6 +1,7 @@
 // conv1d, conv2d and conv_transpose2d of torch.nn.functional over the recording convolutions
 // (rcuda/autograd/conv.h): argument forms, "same"/"valid" padding, unbatched input.
 #include "rcuda/nn/conv.h"
+#include "rcuda/autograd/autocast.h"
 
 #include <string>
 
@@ -79,6 +80,8 @@ std::pair<Tensor, bool> batched(const char* op, const Tensor& input, int64_t bat
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const SpatialSize& stride, const ConvPadding& padding, const SpatialSize& dilation,
               int64_t groups) {
+  if (autocast::Region cast{"conv1d", input})
+    return conv1d(cast(input), cast(weight), cast(bias), stride, padding, dilation, groups);
   constexpr const char* kOp = "conv1d";
   const auto [x, unbatched] = batched(kOp, input, 3, "[N, C, L]");
   check_weight(kOp, weight, 3, "[O, C / groups, K]");
@@ -91,6 +94,8 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const SpatialSize& stride, const ConvPadding& padding, const SpatialSize& dilation,
               int64_t groups) {
+  if (autocast::Region cast{"conv2d", input})
+    return conv2d(cast(input), cast(weight), cast(bias), stride, padding, dilation, groups);
   constexpr const char* kOp = "conv2d";
   const auto [x, unbatched] = batched(kOp, input, 4, "[N, C, H, W]");
   check_weight(kOp, weight, 4, "[O, C / groups, KH, KW]");
@@ -110,6 +115,9 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         const SpatialSize& stride, const SpatialSize& padding,
                         const SpatialSize& output_padding, int64_t groups,
                         const SpatialSize& dilation) {
+  if (autocast::Region cast{"conv_transpose2d", input})
+    return conv_transpose2d(cast(input), cast(weight), cast(bias), stride, padding, output_padding,
+                            groups, dilation);
   constexpr const char* kOp = "conv_transpose2d";
   const auto [x, unbatched] = batched(kOp, input, 4, "[N, C, H, W]");
   check_weight(kOp, weight, 4, "[C, O / groups, KH, KW]");

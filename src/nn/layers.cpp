@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "nn_util.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/nn/layers.h"
 #include "rcuda/ops/linalg.h"
@@ -87,6 +88,7 @@ struct EmbeddingBackward final : autograd::Node {
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (autocast::Region cast{"linear", x}) return linear(cast(x), cast(weight), cast(bias));
   constexpr const char* kOp = "linear";
   check_floating(kOp, "input", x);
   check_floating(kOp, "weight", weight);
@@ -146,6 +148,8 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
+  if (autocast::Region cast{"layer_norm", x})
+    return layer_norm(cast(x), normalized_shape, cast(weight), cast(bias), eps);
   constexpr const char* kOp = "layer_norm";
   check_floating(kOp, "input", x);
   const int64_t k = static_cast<int64_t>(normalized_shape.size());

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "nn_util.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/nn/loss.h"
 
 namespace rcuda::nn {
@@ -69,18 +70,23 @@ void check_probabilities(const char* op, const Tensor& x) {
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::Region cast{"mse_loss", input})
+    return mse_loss(cast(input), cast(target), reduction);
   const Reduction r = parse_reduction("mse_loss", reduction);
   const Tensor d = difference("mse_loss", input, target);
   return reduce(mul(d, d), r);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::Region cast{"l1_loss", input}) return l1_loss(cast(input), cast(target), reduction);
   const Reduction r = parse_reduction("l1_loss", reduction);
   return reduce(abs(difference("l1_loss", input, target)), r);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                       double beta) {
+  if (autocast::Region cast{"smooth_l1_loss", input})
+    return smooth_l1_loss(cast(input), cast(target), reduction, beta);
   const Reduction r = parse_reduction("smooth_l1_loss", reduction);
   RCUDA_CHECK(beta >= 0, ValueError, "smooth_l1_loss: beta must be non-negative, got ", beta);
   const Tensor d = difference("smooth_l1_loss", input, target);
@@ -92,6 +98,8 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                   double delta) {
+  if (autocast::Region cast{"huber_loss", input})
+    return huber_loss(cast(input), cast(target), reduction, delta);
   const Reduction r = parse_reduction("huber_loss", reduction);
   RCUDA_CHECK(delta > 0, ValueError, "huber_loss: delta must be positive, got ", delta);
   const Tensor d = difference("huber_loss", input, target);
@@ -103,6 +111,8 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& 
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
+  if (autocast::Region cast{"binary_cross_entropy", input})
+    return binary_cross_entropy(cast(input), cast(target), cast(weight), reduction);
   constexpr const char* kOp = "binary_cross_entropy";
   const Reduction r = parse_reduction(kOp, reduction);
   check_floating(kOp, "input", input);
@@ -124,6 +134,9 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const std::string& reduction,
                                         const Tensor& pos_weight) {
+  if (autocast::Region cast{"binary_cross_entropy_with_logits", input})
+    return binary_cross_entropy_with_logits(cast(input), cast(target), cast(weight), reduction,
+                                            cast(pos_weight));
   constexpr const char* kOp = "binary_cross_entropy_with_logits";
   const Reduction r = parse_reduction(kOp, reduction);
   check_floating(kOp, "input", input);
@@ -151,6 +164,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction,
               bool log_target) {
+  if (autocast::Region cast{"kl_div", input})
+    return kl_div(cast(input), cast(target), reduction, log_target);
   constexpr const char* kOp = "kl_div";
   const Reduction r = parse_reduction(kOp, reduction, /*allow_batchmean=*/true);
   check_floating(kOp, "input", input);

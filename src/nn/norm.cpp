@@ -2,6 +2,7 @@
 // rcuda/autograd/api.h (one NormBackward node each, over fused primitives), after casting a
 // weight or bias of a third dtype to the input's (recorded, so its gradient flows back).
 #include "rcuda/nn/norm.h"
+#include "rcuda/autograd/autocast.h"
 
 #include "nn_util.h"
 
@@ -32,6 +33,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  if (autocast::Region cast{"group_norm", input})
+    return nn::group_norm(cast(input), num_groups, cast(weight), cast(bias), eps);
   constexpr const char* kOp = "group_norm";
   detail::check_floating(kOp, "input", input);
   return rcuda::group_norm(input, num_groups, as_parameter(kOp, "weight", weight, input),

@@ -9,6 +9,7 @@
 // DropoutBackward, so the recurrent primitives need no dropout state of their own (cuDNN's
 // dropout descriptor draws a mask no other backend could repeat).
 #include "rcuda/nn/rnn.h"
+#include "rcuda/autograd/autocast.h"
 
 #include <cstddef>
 #include <vector>
@@ -58,6 +59,14 @@ RnnResult layer_by_layer(const Tensor& input, const Tensor& hx, const Tensor& cx
 
 RnnResult rnn(const Tensor& input, const Tensor& hx, const Tensor& cx,
               const std::vector<Tensor>& weights, const RnnOptions& options) {
+  const char* policy_name = options.mode == Backend::RnnMode::Lstm  ? "lstm"
+                            : options.mode == Backend::RnnMode::Gru ? "gru"
+                                                                    : "rnn";
+  if (autocast::Region cast{policy_name, input}) {
+    std::vector<Tensor> cast_weights;
+    for (const Tensor& w : weights) cast_weights.push_back(cast(w));
+    return rnn(cast(input), cast(hx), cast(cx), cast_weights, options);
+  }
   const char* op = ops::rnn_mode_name(options.mode);
   RCUDA_CHECK(options.dropout >= 0 && options.dropout <= 1, ValueError, op,
               ": dropout must be in [0, 1], got ", options.dropout);

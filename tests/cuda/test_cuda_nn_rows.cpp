@@ -7,6 +7,8 @@
 // relative to max(1, |x|); the GPU accumulates in float32 where the CPU uses double.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -68,8 +70,13 @@ TEST(CudaNnLayerNorm, ForwardAndBackwardMatchCpu) {
           const ops::LayerNormGrads gg =
               ops::layer_norm_backward(aligned ? on_cuda(g) : misaligned_on_cuda(g), dx, normalized,
                                        gpu.mean, gpu.rstd, dw, db);
+          // grad_input is rstd times a difference of row means, so its rounding error grows with
+          // rstd: up to 1 / sqrt(eps) = 316 for the one-element rows of [3, 1], where every
+          // exact gradient is 0.
+          double rstd_max = 1;
+          for (double r : values(cpu.rstd)) rstd_max = std::max(rstd_max, r);
+          EXPECT_TRUE(close(gg.grad_input, cg.grad_input, tol * rstd_max)) << "grad_input";
           // The weight and bias gradients sum over all rows: a float32 sum of up to 2000 terms.
-          EXPECT_TRUE(close(gg.grad_input, cg.grad_input, tol)) << "grad_input";
           if (affine) {
             const double sum_tol = dtype == DType::Float32 ? 1e-4 : tol;
             EXPECT_TRUE(close(gg.grad_weight, cg.grad_weight, sum_tol)) << "grad_weight";

@@ -1,0 +1,204 @@
+// Autocast: the thread's regions, the policy table and the cache of parameter casts.
+//
+// Note [Autocast at the entry points]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// PyTorch puts autocast in its dispatcher, between the Python call and autograd. rcuda has no
+// dispatcher: each public entry point of an op in the table below opens an autocast::Region
+// (autocast.h) before anything else. The region casts the floating inputs through rcuda::to,
+// which records like any op, so gradients flow back to each input in its own dtype, and turns
+// autocast off for the call it wraps, so that the composite ops (linear over addmm, the losses
+// over elementwise ops) are cast once, at the top. The ops themselves know nothing of autocast.
+//
+// The table follows PyTorch 2.11's lists (torch.amp's "CUDA Ops that can autocast to
+// float16/float32", and the CPU lists), restricted to the ops rcuda has; tests/golden/
+// make_golden_autocast.py checks it against PyTorch on both device types. The CPU list is
+// shorter: softmax, exp, the norms and sums keep their input dtype there, and of the recurrent
+// layers the GRU keeps its input dtype there.
+//
+// Cast cache: within the outermost enabled region, the cast of a leaf that requires grad (a
+// parameter) to one dtype is made once and reused, as PyTorch's, so a weight used by several
+// calls is converted once per step. The entry is dropped when the parameter's storage version
+// changes (an optimizer step inside the region) and when the outermost region ends.
+#include "rcuda/autograd/autocast.h"
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "rcuda/autograd/api.h"
+#include "rcuda/core/error.h"
+#include "rcuda/tensor/storage.h"
+
+namespace rcuda {
+namespace autocast {
+namespace {
+
+struct Entry {
+  const char* op;
+  Policy cuda;
+  Policy cpu;
+};
+
+constexpr Policy kLow = Policy::LowerPrecision;
+constexpr Policy kF32 = Policy::Float32;
+constexpr Policy kAsIs = Policy::AsIs;
+
+// The policy table (Note [Autocast at the entry points]).
+constexpr Entry kTable[] = {
+    // Matrix products, linear layers, convolutions, recurrent layers: the low-precision dtype.
+    {"matmul", kLow, kLow},
+    {"mm", kLow, kLow},
+    {"bmm", kLow, kLow},
+    {"addmm", kLow, kLow},
+    {"linear", kLow, kLow},
+    {"conv1d", kLow, kLow},
+    {"conv2d", kLow, kLow},
+    {"conv_transpose2d", kLow, kLow},
+    {"lstm", kLow, kLow},
+    {"gru", kLow, kAsIs},
+    {"rnn", kLow, kLow},
+    // Ops whose range or accumulation needs float32.
+    {"softmax", kF32, kAsIs},
+    {"log_softmax", kF32, kAsIs},
+    {"exp", kF32, kAsIs},
+    {"expm1", kF32, kAsIs},
+    {"log", kF32, kAsIs},
+    {"log1p", kF32, kAsIs},
+    {"rsqrt", kF32, kAsIs},
+    {"pow", kF32, kAsIs},
+    {"softplus", kF32, kAsIs},
+    {"sum", kF32, kAsIs},
+    {"prod", kF32, kF32},
+    {"cumsum", kF32, kAsIs},
+    {"norm", kF32, kAsIs},
+    {"layer_norm", kF32, kAsIs},
+    {"group_norm", kF32, kAsIs},
+    {"mse_loss", kF32, kF32},
+    {"l1_loss", kF32, kF32},
+    {"smooth_l1_loss", kF32, kF32},
+    {"huber_loss", kF32, kF32},
+    {"nll_loss", kF32, kF32},
+    {"cross_entropy", kF32, kF32},
+    {"kl_div", kF32, kF32},
+    {"binary_cross_entropy_with_logits", kF32, kF32},
+    {"binary_cross_entropy", kF32, kF32},  // refused on CUDA, as PyTorch: see Region
+};
+
+struct State {
+  bool enabled[kNumDeviceTypes] = {false, false};
+  DType dtype[kNumDeviceTypes] = {DType::BFloat16, DType::Float16};  // CPU, CUDA
+  int depth = 0;  // enabled guards alive, of either device type
+  int any = 0;    // device types enabled now
+  struct Cached {
+    Tensor source;  // kept alive, so that its address is not reused while cached
+    Tensor cast;
+    uint64_t version = 0;
+  };
+  std::map<std::pair<const void*, DType>, Cached> cache;
+};
+
+thread_local State state;
+
+int index_of(DeviceType t) { return static_cast<int>(t); }
+
+void recount() {
+  state.any = 0;
+  for (bool on : state.enabled) state.any += on ? 1 : 0;
+}
+
+Tensor cached_cast(const Tensor& t, DType target) {
+  // Only parameters are cached: activations are cast once anyway.
+  const bool cacheable = t.is_leaf() && t.requires_grad();
+  if (!cacheable) return rcuda::to(t, target);
+  const auto key = std::make_pair(static_cast<const void*>(t.impl()), target);
+  const uint64_t version = t.storage()->version();
+  auto it = state.cache.find(key);
+  if (it != state.cache.end() && it->second.version == version) return it->second.cast;
+  Tensor cast = rcuda::to(t, target);
+  state.cache[key] = State::Cached{t, cast, version};
+  return cast;
+}
+
+}  // namespace
+
+Policy policy(const char* op, DeviceType device_type) {
+  for (const Entry& e : kTable)
+    if (std::strcmp(e.op, op) == 0) return device_type == DeviceType::CUDA ? e.cuda : e.cpu;
+  return Policy::AsIs;
+}
+
+bool any_enabled() { return state.any > 0; }
+
+Region::Region(const char* op, const Tensor& like) {
+  if (state.any == 0 || !like.defined()) return;
+  device_type_ = like.device().type;
+  if (!state.enabled[index_of(device_type_)]) return;
+  policy_ = policy(op, device_type_);
+  if (policy_ == Policy::AsIs) return;
+  RCUDA_CHECK(!(device_type_ == DeviceType::CUDA && std::strcmp(op, "binary_cross_entropy") == 0),
+              ValueError,
+              "binary_cross_entropy: unsafe to autocast on CUDA (a float16 probability of 1 or 0 "
+              "loses the loss); use binary_cross_entropy_with_logits on the logits, or compute "
+              "this loss outside the autocast region");
+  target_ =
+      policy_ == Policy::LowerPrecision ? state.dtype[index_of(device_type_)] : DType::Float32;
+  // Off for the wrapped call, on every device type, as PyTorch's redispatch below autocast.
+  for (int i = 0; i < kNumDeviceTypes; ++i) {
+    suspended_[i] = state.enabled[i];
+    state.enabled[i] = false;
+  }
+  recount();
+}
+
+Region::~Region() {
+  if (policy_ == Policy::AsIs) return;
+  for (int i = 0; i < kNumDeviceTypes; ++i) state.enabled[i] = suspended_[i];
+  recount();
+}
+
+Tensor Region::operator()(const Tensor& t) const {
+  if (policy_ == Policy::AsIs || !t.defined() || t.device().type != device_type_) return t;
+  const DType d = t.dtype();
+  if (!is_floating(d) || d == DType::Float64 || is_float8(d) || d == target_) return t;
+  if (policy_ == Policy::LowerPrecision) return cached_cast(t, target_);
+  return rcuda::to(t, target_);
+}
+
+}  // namespace autocast
+
+AutocastGuard::AutocastGuard(DeviceType device_type, DType dtype, bool enabled)
+    : device_type_(device_type) {
+  RCUDA_CHECK(dtype == DType::Float16 || dtype == DType::BFloat16, ValueError,
+              "autocast: dtype must be float16 or bfloat16, got ", dtype_name(dtype));
+  autocast::State& s = autocast::state;
+  const int i = autocast::index_of(device_type);
+  was_enabled_ = s.enabled[i];
+  previous_dtype_ = s.dtype[i];
+  s.enabled[i] = enabled;
+  s.dtype[i] = dtype;
+  counted_ = enabled;
+  if (enabled) ++s.depth;
+  autocast::recount();
+}
+
+AutocastGuard::~AutocastGuard() {
+  autocast::State& s = autocast::state;
+  const int i = autocast::index_of(device_type_);
+  s.enabled[i] = was_enabled_;
+  s.dtype[i] = previous_dtype_;
+  autocast::recount();
+  if (counted_ && --s.depth == 0) s.cache.clear();
+}
+
+bool is_autocast_enabled(DeviceType device_type) {
+  return autocast::state.enabled[autocast::index_of(device_type)];
+}
+
+DType autocast_dtype(DeviceType device_type) {
+  return autocast::state.dtype[autocast::index_of(device_type)];
+}
+
+void clear_autocast_cache() { autocast::state.cache.clear(); }
+
+}  // namespace rcuda
