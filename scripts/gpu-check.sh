@@ -51,6 +51,8 @@ run_tests() {
     echo "golden gradients: $(tail -1 "$OUT/golden.log")"
   python3 tests/golden/make_golden_layers.py $RCUDA_GOLDEN_DIR >"$OUT/golden_layers.log" 2>&1 ||
     echo "golden layers: $(tail -1 "$OUT/golden_layers.log")"
+  python3 tests/golden/make_golden_scaler.py $RCUDA_GOLDEN_DIR >"$OUT/golden_scaler.log" 2>&1 ||
+    echo "golden scaler: $(tail -1 "$OUT/golden_scaler.log")"
   python3 tests/golden/make_golden_autocast.py $RCUDA_GOLDEN_DIR >"$OUT/golden_autocast.log" 2>&1 ||
     echo "golden autocast: $(tail -1 "$OUT/golden_autocast.log")"
   python3 tests/golden/make_golden_rnn.py $RCUDA_GOLDEN_DIR >"$OUT/golden_rnn.log" 2>&1 ||

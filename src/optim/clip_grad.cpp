@@ -2,6 +2,8 @@
 // clip_by_total_norm primitives (or, with foreach = false, over per-gradient ops).
 #include "rcuda/optim/clip_grad.h"
 
+#include "device_grads.h"
+
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -17,53 +19,9 @@
 namespace rcuda::optim {
 namespace {
 
-// The gradients of `params` that exist, checked floating.
-std::vector<Tensor> gradients_of(const std::vector<Tensor>& params, const char* op) {
-  std::vector<Tensor> grads;
-  for (size_t i = 0; i < params.size(); ++i) {
-    RCUDA_CHECK(params[i].defined(), ValueError, op, ": parameter ", i, " is an undefined tensor");
-    Tensor g = params[i].grad();
-    if (!g.defined()) continue;
-    RCUDA_CHECK(is_floating(g.dtype()) && !is_float8(g.dtype()), DTypeError, op,
-                ": the gradient of parameter ", i, " has dtype ", dtype_name(g.dtype()),
-                ", expected float16, bfloat16, float32 or float64");
-    grads.push_back(std::move(g));
-  }
-  return grads;
-}
-
-// Gradients of one device, contiguous for the primitives: a strided gradient is staged
-// through a copy that write_back() returns to it.
-struct DeviceGrads {
-  Device device;
-  std::vector<Tensor> grads, dense;
-  std::vector<std::pair<Tensor, Tensor>> staged;
-  void write_back() const {
-    for (const auto& [grad, copy] : staged) ops::copy_(grad, copy);
-  }
-};
-
-std::vector<DeviceGrads> by_device(const std::vector<Tensor>& grads) {
-  std::vector<DeviceGrads> out;
-  for (const Tensor& g : grads) {
-    DeviceGrads* d = nullptr;
-    for (DeviceGrads& e : out)
-      if (e.device == g.device()) d = &e;
-    if (d == nullptr) {
-      out.push_back(DeviceGrads{g.device(), {}, {}, {}});
-      d = &out.back();
-    }
-    d->grads.push_back(g);
-    if (g.is_contiguous()) {
-      d->dense.push_back(g);
-    } else {
-      Tensor copy = ops::clone(g);
-      d->staged.emplace_back(g, copy);
-      d->dense.push_back(std::move(copy));
-    }
-  }
-  return out;
-}
+using detail::by_device;
+using detail::DeviceGrads;
+using detail::gradients_of;
 
 // Total norms of several devices, combined on the first (as torch stacks them there).
 Tensor combine_norms(std::vector<Tensor> norms, double norm_type) {

@@ -392,6 +392,13 @@ class Backend {
   // floating tensors of any mix of dtypes.
   virtual void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                                   double max_norm) = 0;
+  // Gradient scaling's unscale (torch's _amp_foreach_non_finite_check_and_unscale_): each
+  // element of `tensors` is multiplied in place by inv_scale (float32, one element, on this
+  // device, read on the device), and found_inf (float32, one element) is set to 1 when any element
+  // of any tensor was inf or NaN before the multiplication; it is left as it is otherwise.
+  // Contiguous floating tensors of any mix of dtypes, computed in ComputeType; no host sync.
+  virtual void unscale_and_check_finite(const TensorList& tensors, const Tensor& inv_scale,
+                                        const Tensor& found_inf) = 0;
 
   // ---- convolution primitives (docs/convolution.md; ops in rcuda/ops/conv.h) ----
   // Note [Convolution primitives]

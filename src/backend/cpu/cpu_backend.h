@@ -113,6 +113,8 @@ class CpuBackend final : public Backend {
   void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) override;
   void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                           double max_norm) override;
+  void unscale_and_check_finite(const TensorList& tensors, const Tensor& inv_scale,
+                                const Tensor& found_inf) override;
 
   // ---- convolution primitives: conv_dnnl.cpp (float32, half types through float32) and
   // conv_f64.cpp (float64) ----

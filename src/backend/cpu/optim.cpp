@@ -2,6 +2,7 @@
 // OpenMP loop per tensor over the element updates of backend/optim_math.h, which the CUDA
 // multi-tensor kernels share.
 #include <omp.h>
+#include <atomic>
 
 #include <algorithm>
 #include <cmath>
@@ -198,6 +199,33 @@ void CpuBackend::clip_by_total_norm(const TensorList& tensors, const Tensor& tot
       });
     });
   }
+}
+
+void CpuBackend::unscale_and_check_finite(const TensorList& tensors, const Tensor& inv_scale,
+                                          const Tensor& found_inf) {
+  const double inv = *inv_scale.data<float>();
+  bool any = false;
+  for (const Tensor& t : tensors) {
+    dispatch_floating(t.dtype(), "unscale_and_check_finite", [&](auto tag) {
+      using T = decltype(tag);
+      using C = ComputeType<T>;
+      T* x = t.data<T>();
+      const C c = C(inv);
+      // Each range reports to its own flag; the flags are or-ed after the loop.
+      std::atomic<bool> found{false};
+      parallel_range(t.numel(), [&](int64_t begin, int64_t end) {
+        bool local = false;
+        for (int64_t e = begin; e < end; ++e) {
+          const C v = convert<C>(x[e]);
+          local = local || !std::isfinite(v);
+          x[e] = convert<T>(v * c);
+        }
+        if (local) found.store(true, std::memory_order_relaxed);
+      });
+      any = any || found.load();
+    });
+  }
+  if (any) *found_inf.data<float>() = 1.0f;
 }
 
 }  // namespace rcuda::cpu

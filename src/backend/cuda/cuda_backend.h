@@ -110,6 +110,8 @@ class CudaBackend final : public Backend {
   void multi_tensor_norm(const TensorList& tensors, double p, const Tensor& total_norm) override;
   void clip_by_total_norm(const TensorList& tensors, const Tensor& total_norm,
                           double max_norm) override;
+  void unscale_and_check_finite(const TensorList& tensors, const Tensor& inv_scale,
+                                const Tensor& found_inf) override;
 
   // ---- convolution primitives: conv_cudnn.cpp (cuDNN graph API through cudnn-frontend) ----
   void conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,

@@ -368,6 +368,20 @@ struct ClipOp {
   __device__ void operator()(C (&e)[1], ChunkScalars<C> s) const { e[0] = e[0] * s.a; }
 };
 
+// x *= inv_scale, and *found_inf = 1 where x was inf or NaN (a benign race: every writer stores
+// the same value).
+template <typename C>
+struct UnscaleOp {
+  static constexpr unsigned kWritten = 0b1;
+  const float* inv_scale;
+  float* found_inf;
+  __device__ ChunkScalars<C> chunk_scalars(double, double) const { return {C(*inv_scale), C(0)}; }
+  __device__ void operator()(C (&e)[1], ChunkScalars<C> s) const {
+    if (!isfinite(e[0])) *found_inf = 1.0f;
+    e[0] = e[0] * s.a;
+  }
+};
+
 // The tensors of `tensors` with dtype `dtype`, in order.
 TensorList with_dtype(const TensorList& tensors, DType dtype) {
   TensorList out;
@@ -488,6 +502,20 @@ void CudaBackend::clip_by_total_norm(const TensorList& tensors, const Tensor& to
       using C = ComputeType<T>;
       run_multi_tensor<T, 1>({&group}, nullptr, nullptr,
                              ClipOp<C>{total_norm.data_ptr(), total_norm.dtype(), max_norm});
+    });
+  }
+}
+
+void CudaBackend::unscale_and_check_finite(const TensorList& tensors, const Tensor& inv_scale,
+                                           const Tensor& found_inf) {
+  for (DType dtype : kFloatingDTypes) {
+    const TensorList group = with_dtype(tensors, dtype);
+    if (group.empty()) continue;
+    backend::dispatch_floating(dtype, "unscale_and_check_finite", [&](auto tag) {
+      using T = decltype(tag);
+      using C = ComputeType<T>;
+      run_multi_tensor<T, 1>({&group}, nullptr, nullptr,
+                             UnscaleOp<C>{inv_scale.data<float>(), found_inf.data<float>()});
     });
   }
 }
