@@ -142,6 +142,10 @@ SEXP rc_randperm(SEXP n, SEXP seed);
 SEXP rc_pin_memory(SEXP x);
 SEXP rc_is_pinned(SEXP x);
 SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape);
+// autocast.cpp
+SEXP rc_autocast_push(SEXP device_type, SEXP dtype, SEXP enabled);
+SEXP rc_autocast_pop(SEXP token);
+SEXP rc_autocast_state(SEXP device_type);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
@@ -270,6 +274,9 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_pin_memory", (DL_FUNC)&rc_pin_memory, 1},
     {"rc_is_pinned", (DL_FUNC)&rc_is_pinned, 1},
     {"rc_uint8_from_raw", (DL_FUNC)&rc_uint8_from_raw, 2},
+    {"rc_autocast_push", (DL_FUNC)&rc_autocast_push, 3},
+    {"rc_autocast_pop", (DL_FUNC)&rc_autocast_pop, 1},
+    {"rc_autocast_state", (DL_FUNC)&rc_autocast_state, 1},
     {nullptr, nullptr, 0}};
 
 void R_init_rcuda(DllInfo* dll) {
