@@ -3,6 +3,7 @@
 
 #include "rcuda/autograd.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/backend/backend.h"
 #include "rcuda/core/device.h"
 #include "rcuda/core/dtype.h"
@@ -22,6 +23,7 @@
 #include "rcuda/optim/adagrad.h"
 #include "rcuda/optim/adam.h"
 #include "rcuda/optim/clip_grad.h"
+#include "rcuda/optim/grad_scaler.h"
 #include "rcuda/optim/optimizer.h"
 #include "rcuda/optim/rmsprop.h"
 #include "rcuda/optim/sgd.h"

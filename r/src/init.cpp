@@ -146,6 +146,15 @@ SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape);
 SEXP rc_autocast_push(SEXP device_type, SEXP dtype, SEXP enabled);
 SEXP rc_autocast_pop(SEXP token);
 SEXP rc_autocast_state(SEXP device_type);
+SEXP rc_scaler_new(SEXP init_scale, SEXP growth_factor, SEXP backoff_factor, SEXP growth_interval,
+                   SEXP enabled);
+SEXP rc_scaler_scale(SEXP ptr, SEXP loss);
+SEXP rc_scaler_unscale(SEXP ptr, SEXP optimizer);
+SEXP rc_scaler_prepare_step(SEXP ptr, SEXP optimizer);
+SEXP rc_scaler_update(SEXP ptr, SEXP new_scale);
+SEXP rc_scaler_state(SEXP ptr);
+SEXP rc_scaler_load_state(SEXP ptr, SEXP scale, SEXP growth_factor, SEXP backoff_factor,
+                          SEXP growth_interval, SEXP growth_tracker);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
@@ -277,6 +286,13 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_autocast_push", (DL_FUNC)&rc_autocast_push, 3},
     {"rc_autocast_pop", (DL_FUNC)&rc_autocast_pop, 1},
     {"rc_autocast_state", (DL_FUNC)&rc_autocast_state, 1},
+    {"rc_scaler_new", (DL_FUNC)&rc_scaler_new, 5},
+    {"rc_scaler_scale", (DL_FUNC)&rc_scaler_scale, 2},
+    {"rc_scaler_unscale", (DL_FUNC)&rc_scaler_unscale, 2},
+    {"rc_scaler_prepare_step", (DL_FUNC)&rc_scaler_prepare_step, 2},
+    {"rc_scaler_update", (DL_FUNC)&rc_scaler_update, 2},
+    {"rc_scaler_state", (DL_FUNC)&rc_scaler_state, 1},
+    {"rc_scaler_load_state", (DL_FUNC)&rc_scaler_load_state, 6},
     {nullptr, nullptr, 0}};
 
 void R_init_rcuda(DllInfo* dll) {

@@ -183,6 +183,8 @@ extern "C" SEXP rc_optim_new(SEXP who, SEXP param_lists, SEXP option_lists) {
   RCUDA_END
 }
 
+rcuda::optim::Optimizer& rcuda::r::optimizer_of(SEXP ptr) { return *handle_of(ptr).optimizer; }
+
 // One update of every group (Optimizer::step): the whole of `opt$step()` past the closure.
 extern "C" SEXP rc_optim_step(SEXP ptr) {
   RCUDA_BEGIN

@@ -66,6 +66,9 @@ Scalar scalar_arg(SEXP x, const char* op);              // a length-1 numeric/in
 std::vector<int64_t> sizes_arg(SEXP x, const char* op, const char* arg);
 bool is_scalar(SEXP x);
 
+// The engine optimizer behind an R optimizer's pointer (optim.cpp); ValueError when it is gone.
+rcuda::optim::Optimizer& optimizer_of(SEXP ptr);
+
 // Signals the R condition for an engine error (conditions.R); does not return.
 [[noreturn]] void signal_error(const char* kind, const char* message);
 

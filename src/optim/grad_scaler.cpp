@@ -72,10 +72,13 @@ void GradScaler::unscale_(Optimizer& optimizer) {
 }
 
 bool GradScaler::step(Optimizer& optimizer) {
-  if (!options_.enabled) {
-    optimizer.step();
-    return true;
-  }
+  if (!prepare_step(optimizer)) return false;
+  optimizer.step();
+  return true;
+}
+
+bool GradScaler::prepare_step(Optimizer& optimizer) {
+  if (!options_.enabled) return true;
   OptimizerState& state = state_of(optimizer);
   RCUDA_CHECK(!state.stepped, ValueError,
               "GradScaler.step: already called for this optimizer since the last update()");
@@ -83,9 +86,7 @@ bool GradScaler::step(Optimizer& optimizer) {
   bool found = false;
   for (const Tensor& f : state.found_inf) found = found || ops::item(f).to_double() != 0;
   state.stepped = true;
-  if (found) return false;
-  optimizer.step();
-  return true;
+  return !found;
 }
 
 void GradScaler::update(std::optional<double> new_scale) {

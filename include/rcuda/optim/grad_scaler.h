@@ -60,6 +60,10 @@ class GradScaler {
   // calls. Float16 gradients are refused, as torch's: keep the parameters in float32 and let
   // autocast make the float16 copies.
   bool step(Optimizer& optimizer);
+  // step() without the optimizer's step: unscales when needed, marks the step taken and returns
+  // whether the caller should run optimizer.step() (for callers whose step is their own, as the
+  // R package's optimizers with closures).
+  bool prepare_step(Optimizer& optimizer);
   // The next scale: backoff_factor times it when any optimizer stepped over inf/NaN since the
   // last update, growth_factor times it after growth_interval clean steps in a row, else the
   // same. With new_scale, that value instead (> 0; the growth count is kept, as torch's). A
