@@ -94,7 +94,12 @@ int main(int argc, char** argv) {
   bench::LossTrace trace;
   const auto step = [&] {
     opt.zero_grad();
-    const Tensor loss = model.loss(x, y);
+    Tensor loss;
+    {
+      std::optional<rcuda::AutocastGuard> autocast;
+      bench::forward_autocast(autocast, o, device);
+      loss = model.loss(x, y);
+    }
     rcuda::autograd::backward(loss);
     opt.step();
     trace.record(loss);

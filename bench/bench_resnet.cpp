@@ -153,7 +153,12 @@ int main(int argc, char** argv) {
   bench::LossTrace trace;
   const auto step = [&] {
     opt.zero_grad();
-    const Tensor loss = nn::cross_entropy(model(x), y);
+    Tensor loss;
+    {
+      std::optional<rcuda::AutocastGuard> autocast;
+      bench::forward_autocast(autocast, o, device);
+      loss = nn::cross_entropy(model(x), y);
+    }
     rcuda::autograd::backward(loss);
     opt.step();
     trace.record(loss);

@@ -20,6 +20,7 @@ TARGETS = {
     # rcuda's bf16 is the layers' bf16 path, beside PyTorch's bf16 model and its autocast)
     "resnet18_b512_fp32_img_per_s": ">= 0.95",
     "resnet18_b512_bf16_cl_img_per_s": ">= 0.95",
+    "resnet18_b512_bf16_autocast_cl_img_per_s": ">= 0.95",  # both under bf16 autocast
     "mnistcnn_b128_fp32_step_us": "rcuda <= 1000 us",
     # bench_lstm vs bench/torch_lstm.py (ANCHORS.md: LSTM 2 x 512, batch 64, 100 steps)
     "lstm2x512_b64_t100_train_step_us": ">= 0.95 (time <= 1.05x)",

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct Options {
   std::string device = "cuda";
   std::string dtype = "float32";
   bool channels_last = false;
+  bool autocast = false;  // float32 parameters, the forward under bfloat16 autocast
   int64_t batch = 0;      // 0: the bench's own default
   int steps = 0;          // steps per timed chunk
   int chunks = 0;         // timed chunks (the median is reported)
@@ -45,10 +47,11 @@ struct Options {
 };
 
 inline void usage(const char* prog, const char* extra) {
-  std::fprintf(stderr,
-               "usage: %s [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last]\n"
-               "          [--batch N] [--steps N] [--chunks N] [--warmup N] [--no-benchmark]%s\n",
-               prog, extra);
+  std::fprintf(
+      stderr,
+      "usage: %s [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last] [--autocast]\n"
+      "          [--batch N] [--steps N] [--chunks N] [--warmup N] [--no-benchmark]%s\n",
+      prog, extra);
 }
 
 // Exits with status 2 on an argument it does not know.
@@ -59,6 +62,8 @@ inline Options parse(int argc, char** argv, const char* extra_usage = "") {
     const bool has_value = i + 1 < argc;
     if (a == "--channels-last") {
       o.channels_last = true;
+    } else if (a == "--autocast") {
+      o.autocast = true;
     } else if (a == "--no-benchmark") {
       o.benchmark = false;
     } else if (has_value && a == "--device") {
@@ -86,6 +91,10 @@ inline Options parse(int argc, char** argv, const char* extra_usage = "") {
                  o.dtype.c_str());
     std::exit(2);
   }
+  if (o.autocast && o.dtype != "float32") {
+    std::fprintf(stderr, "%s: --autocast runs a float32 model; leave --dtype out\n", argv[0]);
+    std::exit(2);
+  }
   return o;
 }
 
@@ -93,11 +102,18 @@ inline DType dtype_of(const Options& o) {
   return o.dtype == "bfloat16" ? DType::BFloat16 : DType::Float32;
 }
 
-// The figures' middle part: fp32 | bf16, "_cl" for channels-last, "_cpu" off the GPU (names on
-// the GPU are the anchor file's, so its output pairs with ours too).
+// The figures' middle part: fp32 | bf16 | bf16_autocast, "_cl" for channels-last, "_cpu" off
+// the GPU (names on the GPU are the anchor file's, so its output pairs with ours too).
 inline std::string tag_of(const Options& o, Device device) {
-  return std::string(o.dtype == "bfloat16" ? "bf16" : "fp32") + (o.channels_last ? "_cl" : "") +
-         (device.is_cuda() ? "" : "_cpu");
+  const char* precision = o.autocast ? "bf16_autocast" : o.dtype == "bfloat16" ? "bf16" : "fp32";
+  return std::string(precision) + (o.channels_last ? "_cl" : "") + (device.is_cuda() ? "" : "_cpu");
+}
+
+// The forward pass's autocast region: bfloat16 autocast on `device` with --autocast, nothing
+// otherwise (held in an optional, as AutocastGuard neither copies nor moves).
+inline void forward_autocast(std::optional<rcuda::AutocastGuard>& guard, const Options& o,
+                             Device device) {
+  if (o.autocast) guard.emplace(device.type, DType::BFloat16);
 }
 
 inline MemoryFormat format_of(const Options& o) {

@@ -22,7 +22,7 @@ set -u -f  # -f: the vendor patterns below are matched against include paths, ne
 cd "${1:-$(dirname "$0")/..}" || exit 2
 
 # Bottom to top (docs/ARCHITECTURE.md); sub-folders (backend/cpu) rank with their top folder.
-ORDER=(core memory tensor backend ops autograd optim nn)
+ORDER=(core memory tensor backend ops autograd optim nn amp)
 
 # Vendor: header pattern (a bash glob on the include path) and the README word that allows it.
 VENDOR_NAMES=(cuda cub cublas cudnn nccl nvml openblas openmp mpi http r)

@@ -158,10 +158,12 @@ run_layers() {
   [ -n "${QUICK:-}" ] && quick="--steps 3 --chunks 3 --warmup 2"
   local ours="$OUT/layers_rcuda.txt" theirs="$OUT/layers_torch.txt" status=0
   : >"$ours"; : >"$theirs"
-  for args in "" "--dtype bfloat16 --channels-last"; do
+  for args in "" "--dtype bfloat16 --channels-last" "--autocast --channels-last"; do
     build-gpu/bench/bench_resnet --device cuda $args $quick >>"$ours" 2>&1 || status=$?
   done
-  build-gpu/bench/bench_cnn --device cuda $quick >>"$ours" 2>&1 || status=$?
+  for args in "" "--autocast"; do
+    build-gpu/bench/bench_cnn --device cuda $args $quick >>"$ours" 2>&1 || status=$?
+  done
   build-gpu/bench/bench_lstm --device cuda $quick >>"$ours" 2>&1 || status=$?
   step "bench_resnet, bench_cnn, bench_lstm" "exit $status"
   status=0

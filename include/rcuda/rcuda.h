@@ -23,7 +23,7 @@
 #include "rcuda/optim/adagrad.h"
 #include "rcuda/optim/adam.h"
 #include "rcuda/optim/clip_grad.h"
-#include "rcuda/optim/grad_scaler.h"
+#include "rcuda/amp/grad_scaler.h"
 #include "rcuda/optim/optimizer.h"
 #include "rcuda/optim/rmsprop.h"
 #include "rcuda/optim/sgd.h"

@@ -1,5 +1,5 @@
 # cuda_amp_grad_scaler(): torch for R's gradient scaler (torch.amp.GradScaler) over the engine's
-# optim::GradScaler (src/grad_scaler.cpp): the scale and the inf checks live on the loss's device;
+# amp::GradScaler (src/grad_scaler.cpp): the scale and the inf checks live on the loss's device;
 # $step() reads the checks once (the one host synchronisation) and skips the optimizer's step
 # when a gradient is inf or NaN.
 

@@ -1,4 +1,4 @@
-// cuda_amp_grad_scaler() (R/amp-grad-scaler.R) over the engine's optim::GradScaler: one engine
+// cuda_amp_grad_scaler() (R/amp-grad-scaler.R) over the engine's amp::GradScaler: one engine
 // scaler per R object, behind an external pointer that a finalizer frees.
 #include <memory>
 
@@ -10,12 +10,12 @@ using namespace rcuda::r;
 namespace {
 
 void finalize_scaler(SEXP ptr) {
-  delete static_cast<optim::GradScaler*>(R_ExternalPtrAddr(ptr));
+  delete static_cast<amp::GradScaler*>(R_ExternalPtrAddr(ptr));
   R_ClearExternalPtr(ptr);
 }
 
-optim::GradScaler& scaler_of(SEXP ptr) {
-  auto* s = TYPEOF(ptr) == EXTPTRSXP ? static_cast<optim::GradScaler*>(R_ExternalPtrAddr(ptr))
+amp::GradScaler& scaler_of(SEXP ptr) {
+  auto* s = TYPEOF(ptr) == EXTPTRSXP ? static_cast<amp::GradScaler*>(R_ExternalPtrAddr(ptr))
                                      : nullptr;
   RCUDA_CHECK(s != nullptr, ValueError,
               "the grad scaler's engine object is gone (saved with saveRDS and read back?); "
@@ -34,13 +34,13 @@ double number_arg(SEXP x, const char* name) {
 extern "C" SEXP rc_scaler_new(SEXP init_scale, SEXP growth_factor, SEXP backoff_factor,
                               SEXP growth_interval, SEXP enabled) {
   RCUDA_BEGIN
-  optim::GradScalerOptions o;
+  amp::GradScalerOptions o;
   o.init_scale = number_arg(init_scale, "init_scale");
   o.growth_factor = number_arg(growth_factor, "growth_factor");
   o.backoff_factor = number_arg(backoff_factor, "backoff_factor");
   o.growth_interval = static_cast<int64_t>(number_arg(growth_interval, "growth_interval"));
   o.enabled = Rf_asLogical(enabled) == TRUE;
-  auto scaler = std::make_unique<optim::GradScaler>(o);
+  auto scaler = std::make_unique<amp::GradScaler>(o);
   SEXP ptr = PROTECT(R_MakeExternalPtr(scaler.get(), R_NilValue, R_NilValue));
   scaler.release();
   R_RegisterCFinalizerEx(ptr, finalize_scaler, TRUE);
@@ -83,8 +83,8 @@ extern "C" SEXP rc_scaler_update(SEXP ptr, SEXP new_scale) {
 extern "C" SEXP rc_scaler_state(SEXP ptr) {
   RCUDA_BEGIN
   using namespace cpp11::literals;
-  const optim::GradScaler& s = scaler_of(ptr);
-  const optim::GradScalerState st = s.state_dict();
+  const amp::GradScaler& s = scaler_of(ptr);
+  const amp::GradScalerState st = s.state_dict();
   return cpp11::writable::list(
       {"scale"_nm = st.scale, "growth_factor"_nm = st.growth_factor,
        "backoff_factor"_nm = st.backoff_factor,
@@ -98,7 +98,7 @@ extern "C" SEXP rc_scaler_load_state(SEXP ptr, SEXP scale, SEXP growth_factor,
                                      SEXP backoff_factor, SEXP growth_interval,
                                      SEXP growth_tracker) {
   RCUDA_BEGIN
-  optim::GradScalerState st;
+  amp::GradScalerState st;
   st.scale = number_arg(scale, "scale");
   st.growth_factor = number_arg(growth_factor, "growth_factor");
   st.backoff_factor = number_arg(backoff_factor, "backoff_factor");

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "rcuda/optim/grad_scaler.h"
+#include "rcuda/amp/grad_scaler.h"
 #include "rcuda/optim/sgd.h"
 #include "support/devices.h"
 
@@ -39,10 +39,10 @@ void replay(Device device) {
   optim::SGDOptions sgd;
   sgd.lr = 0.1;
   optim::SGD opt({w}, sgd);
-  optim::GradScalerOptions o;
+  amp::GradScalerOptions o;
   o.init_scale = 16;
   o.growth_interval = 3;
-  optim::GradScaler scaler(o);
+  amp::GradScaler scaler(o);
   for (size_t k = 0; k < run.at("rows").size(); ++k) {
     SCOPED_TRACE("step " + std::to_string(k));
     opt.zero_grad();

@@ -1,4 +1,4 @@
-// GradScaler (rcuda/optim/grad_scaler.h): the unscaled gradients equal those of the unscaled
+// GradScaler (rcuda/amp/grad_scaler.h): the unscaled gradients equal those of the unscaled
 // loss; a step with inf or NaN is skipped and the scale backs off; the scale grows after
 // growth_interval clean steps (torch.amp.GradScaler's documented rule, written out here as a
 // plain loop); the fused unscale primitive against double loops for every floating dtype, with
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "rcuda/optim/grad_scaler.h"
+#include "rcuda/amp/grad_scaler.h"
 #include "rcuda/optim/sgd.h"
 #include "support/devices.h"
 
@@ -39,9 +39,9 @@ TEST(GradScaler, UnscaledGradientsEqualThoseOfTheUnscaledLoss) {
   b.set_grad(Tensor());
 
   optim::SGD opt = sgd({w, b});
-  optim::GradScalerOptions o;
+  amp::GradScalerOptions o;
   o.init_scale = 1024;
-  optim::GradScaler scaler(o);
+  amp::GradScaler scaler(o);
   const Tensor loss = loss_of();
   const Tensor scaled = scaler.scale(loss);
   EXPECT_EQ(item(scaled).to_double(), item(loss).to_double() * 1024);
@@ -55,10 +55,10 @@ TEST(GradScaler, UnscaledGradientsEqualThoseOfTheUnscaledLoss) {
 TEST(GradScaler, SkipsStepsWithInfOrNanAndFollowsTheScaleRule) {
   const Tensor w = parameter({5});
   optim::SGD opt = sgd({w});
-  optim::GradScalerOptions o;
+  amp::GradScalerOptions o;
   o.init_scale = 8;
   o.growth_interval = 2;
-  optim::GradScaler scaler(o);
+  amp::GradScaler scaler(o);
   // Steps 2 and 5 carry inf, step 3 NaN.
   const std::vector<double> bad = {0, 0, kInf, std::nan(""), 0, kInf, 0, 0, 0};
   double scale = 8;  // the rule, as torch documents it
@@ -100,9 +100,9 @@ TEST(GradScaler, UnscaleMatchesDoubleLoopsForEveryDtypeAndLayout) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + (strided ? " strided" : ""));
       const Tensor p = parameter({6, 4}, dtype), q = parameter({0}, dtype);
       optim::SGD opt = sgd({p, q});
-      optim::GradScalerOptions o;
+      amp::GradScalerOptions o;
       o.init_scale = 3;  // not a power of two: unscaling rounds
-      optim::GradScaler scaler(o);
+      amp::GradScaler scaler(o);
       scaler.scale(sum(p));  // makes the scale
       const Tensor g = random_tensor({4, 6}, dtype, -50, 50);
       p.set_grad(strided ? g.t() : contiguous(g.t()));
@@ -120,7 +120,7 @@ TEST(GradScaler, UnscaleMatchesDoubleLoopsForEveryDtypeAndLayout) {
 TEST(GradScaler, MisuseAndBadOptionsAreRefused) {
   const Tensor w = parameter({3});
   optim::SGD opt = sgd({w});
-  optim::GradScaler scaler;
+  amp::GradScaler scaler;
   EXPECT_NE(error_message([&] { scaler.unscale_(opt); }).find("no scale yet"), std::string::npos);
   autograd::backward(scaler.scale(sum(w)));
   EXPECT_NE(error_message([&] { scaler.update(); })
@@ -142,9 +142,9 @@ TEST(GradScaler, MisuseAndBadOptionsAreRefused) {
   EXPECT_NE(error_message([&] { scaler.unscale_(half_opt); }).find("float16 gradients"),
             std::string::npos);
   const auto bad = [](auto set) {
-    optim::GradScalerOptions o;
+    amp::GradScalerOptions o;
     set(o);
-    return error_message([&] { optim::GradScaler s(o); });
+    return error_message([&] { amp::GradScaler s(o); });
   };
   EXPECT_NE(bad([](auto& o) { o.init_scale = 0; }).find("init_scale must be positive"),
             std::string::npos);
@@ -159,32 +159,32 @@ TEST(GradScaler, MisuseAndBadOptionsAreRefused) {
 TEST(GradScaler, StateDictRoundTripAndDisabledScaler) {
   const Tensor w = parameter({2});
   optim::SGD opt = sgd({w});
-  optim::GradScalerOptions o;
+  amp::GradScalerOptions o;
   o.init_scale = 64;
   o.growth_interval = 5;
-  optim::GradScaler scaler(o);
+  amp::GradScaler scaler(o);
   for (int k = 0; k < 3; ++k) {
     opt.zero_grad();
     autograd::backward(scaler.scale(sum(w)));
     scaler.step(opt);
     scaler.update();
   }
-  const optim::GradScalerState saved = scaler.state_dict();
+  const amp::GradScalerState saved = scaler.state_dict();
   EXPECT_EQ(saved.scale, 64);
   EXPECT_EQ(saved.growth_tracker, 3);
-  optim::GradScaler restored;
+  amp::GradScaler restored;
   restored.load_state_dict(saved);
   EXPECT_EQ(restored.get_scale(), 64);
   EXPECT_EQ(restored.growth_tracker(), 3);
   EXPECT_EQ(restored.options().growth_interval, 5);
-  optim::GradScalerState broken = saved;
+  amp::GradScalerState broken = saved;
   broken.growth_tracker = 5;
   EXPECT_NE(error_message([&] { restored.load_state_dict(broken); }).find("growth_tracker"),
             std::string::npos);
 
-  optim::GradScalerOptions off;
+  amp::GradScalerOptions off;
   off.enabled = false;
-  optim::GradScaler disabled(off);
+  amp::GradScaler disabled(off);
   const Tensor loss = sum(w);
   EXPECT_TRUE(disabled.scale(loss).is_same(loss));
   opt.zero_grad();
@@ -217,7 +217,7 @@ TEST(CudaGradScaler, UnscaleMatchesTheCpuForManyTensorsOfMixedDtypes) {
       fill_(gpu[101].grad().slice(0, 3, 4), kInf);
     }
     optim::SGD cpu_opt = sgd(cpu), gpu_opt = sgd(gpu);
-    optim::GradScaler cpu_scaler, gpu_scaler;
+    amp::GradScaler cpu_scaler, gpu_scaler;
     cpu_scaler.scale(sum(cpu[1]));
     gpu_scaler.scale(sum(gpu[1]));
     cpu_scaler.unscale_(cpu_opt);

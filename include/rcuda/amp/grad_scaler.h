@@ -4,7 +4,7 @@
 // optimizer's step when it finds any; update() then halves the scale (backoff), or doubles it
 // (growth) after growth_interval steps in a row without one.
 //
-//   rcuda::optim::GradScaler scaler;
+//   rcuda::amp::GradScaler scaler;
 //   for (...) {
 //     opt.zero_grad();
 //     Tensor loss;
@@ -24,7 +24,9 @@
 
 #include "rcuda/optim/optimizer.h"
 
-namespace rcuda::optim {
+namespace rcuda::amp {
+
+using optim::Optimizer;
 
 struct GradScalerOptions {
   double init_scale = 65536.0;     // 2^16
@@ -92,4 +94,4 @@ class GradScaler {
   std::map<const Optimizer*, OptimizerState> per_optimizer_;
 };
 
-}  // namespace rcuda::optim
+}  // namespace rcuda::amp

@@ -1,13 +1,13 @@
-// Dynamic loss scaling (rcuda/optim/grad_scaler.h), torch.amp.GradScaler's rules: the scale is a
+// Dynamic loss scaling (rcuda/amp/grad_scaler.h), torch.amp.GradScaler's rules: the scale is a
 // float32 tensor on the loss's device; unscaling runs the fused unscale_and_check_finite
 // primitive per device of the gradients; step() reads the inf flags (the one synchronisation) and
 // update() decides the next scale on the host from them, then fills the device copy, so nothing
 // else waits for the GPU.
-#include "rcuda/optim/grad_scaler.h"
+#include "rcuda/amp/grad_scaler.h"
 
 #include <cmath>
 
-#include "device_grads.h"
+#include "optim/device_grads.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/backend/backend.h"
 #include "rcuda/core/error.h"
@@ -15,7 +15,10 @@
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"
 
-namespace rcuda::optim {
+namespace rcuda::amp {
+
+namespace detail = optim::detail;
+using optim::ParamGroup;
 
 GradScaler::GradScaler(GradScalerOptions options)
     : options_(options), scale_value_(options.init_scale) {
@@ -149,4 +152,4 @@ void GradScaler::load_state_dict(const GradScalerState& state) {
   if (scale_.defined()) ops::fill_(scale_, scale_value_);
 }
 
-}  // namespace rcuda::optim
+}  // namespace rcuda::amp
