@@ -43,6 +43,7 @@ struct Entry {
 constexpr Policy kLow = Policy::LowerPrecision;
 constexpr Policy kF32 = Policy::Float32;
 constexpr Policy kAsIs = Policy::AsIs;
+constexpr Policy kF16 = Policy::Float16;
 
 // The policy table (Note [Autocast at the entry points]).
 constexpr Entry kTable[] = {
@@ -55,9 +56,11 @@ constexpr Entry kTable[] = {
     {"conv1d", kLow, kLow},
     {"conv2d", kLow, kLow},
     {"conv_transpose2d", kLow, kLow},
-    {"lstm", kLow, kLow},
-    {"gru", kLow, kAsIs},
-    {"rnn", kLow, kLow},
+    // On CUDA, PyTorch's cuDNN RNN autocast casts to float16 even in a bfloat16 region (seen on
+    // the GPU machine with PyTorch 2.11: its LSTM, GRU and RNN return float16 there).
+    {"lstm", kF16, kLow},
+    {"gru", kF16, kAsIs},
+    {"rnn", kF16, kLow},
     // Ops whose range or accumulation needs float32.
     {"softmax", kF32, kAsIs},
     {"log_softmax", kF32, kAsIs},
@@ -141,8 +144,9 @@ Region::Region(const char* op, const Tensor& like) {
               "binary_cross_entropy: unsafe to autocast on CUDA (a float16 probability of 1 or 0 "
               "loses the loss); use binary_cross_entropy_with_logits on the logits, or compute "
               "this loss outside the autocast region");
-  target_ =
-      policy_ == Policy::LowerPrecision ? state.dtype[index_of(device_type_)] : DType::Float32;
+  target_ = policy_ == Policy::LowerPrecision ? state.dtype[index_of(device_type_)]
+            : policy_ == Policy::Float16      ? DType::Float16
+                                              : DType::Float32;
   // Off for the wrapped call, on every device type, as PyTorch's redispatch below autocast.
   for (int i = 0; i < kNumDeviceTypes; ++i) {
     suspended_[i] = state.enabled[i];
@@ -161,7 +165,7 @@ Tensor Region::operator()(const Tensor& t) const {
   if (policy_ == Policy::AsIs || !t.defined() || t.device().type != device_type_) return t;
   const DType d = t.dtype();
   if (!is_floating(d) || d == DType::Float64 || is_float8(d) || d == target_) return t;
-  if (policy_ == Policy::LowerPrecision) return cached_cast(t, target_);
+  if (policy_ != Policy::Float32) return cached_cast(t, target_);
   return rcuda::to(t, target_);
 }
 

@@ -1,7 +1,8 @@
 // Automatic mixed precision (torch.autocast): inside an AutocastGuard for a device type, the
 // ops of a policy table (src/autograd/autocast.cpp, docs/mixed-precision.md) run with their
 // floating inputs cast: matrix products, linear layers, convolutions and recurrent layers to the
-// guard's low-precision dtype (float16 or bfloat16), and on CUDA softmax, log_softmax, exp, log,
+// guard's low-precision dtype (float16 or bfloat16; PyTorch's CUDA recurrent layers take float16
+// in either), and on CUDA softmax, log_softmax, exp, log,
 // pow, sum, the norms and the losses to float32; other ops run as they are, and binary ops on
 // mixed inputs promote to the wider dtype as everywhere. The casts are recorded like any to(), so
 // gradients reach each parameter in its own dtype. Within the outermost region, the cast of a
@@ -64,6 +65,7 @@ enum class Policy : uint8_t {
   AsIs,            // not in the table: runs as it is
   LowerPrecision,  // cast to the region's float16 or bfloat16
   Float32,         // cast to float32 (float64 inputs stay float64)
+  Float16,         // cast to float16 whatever the region's dtype (PyTorch's CUDA recurrent layers)
 };
 
 // The op's policy on the device type (the table in autocast.cpp).
