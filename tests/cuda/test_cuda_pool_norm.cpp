@@ -37,15 +37,7 @@ using test::Layout;
 using test::layout_name;
 using test::values;
 
-bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
-// The dtype the CPU reference runs in.
-DType reference_dtype(DType d) { return is_half(d) ? DType::Float32 : d; }
-
-const std::vector<DType>& dtypes() {
-  static const std::vector<DType> d = {DType::Float32, DType::Float16, DType::BFloat16,
-                                       DType::Float64};
-  return d;
-}
+using test::reference_dtype;
 
 double tol(DType d, bool sum = false) {
   switch (d) {
@@ -101,7 +93,7 @@ Pair random_pair(const Shape& shape, DType dtype, Layout layout, double low = -2
     return ::testing::AssertionFailure()
            << "shape " << shape_str(gpu.shape()) << " vs " << shape_str(cpu.shape());
   std::vector<double> expected = values(cpu);
-  if (is_half(dtype) && gpu.dtype() == dtype) expected = test::rounded_to(expected, dtype);
+  if (is_reduced_float(dtype) && gpu.dtype() == dtype) expected = test::rounded_to(expected, dtype);
   return test::all_close(values(gpu), expected, tol(dtype, sum));
 }
 
@@ -153,7 +145,7 @@ TEST(CudaPool, ForwardAndBackwardMatchCpu) {
   RCUDA_REQUIRE_CUDA();
   for (const PoolCase& c : pool_cases()) {
     const bool batched = static_cast<int>(c.shape.size()) == c.options.spatial_dims + 2;
-    for (DType dtype : dtypes()) {
+    for (DType dtype : test::floating_dtypes()) {
       for (Layout layout : all_layouts()) {
         if (layout == Layout::ChannelsLast && !batched) continue;
         SCOPED_TRACE(c.name + " " + shape_str(c.shape) + " " + dtype_name(dtype) + " " +
@@ -208,8 +200,8 @@ TEST(CudaPool, LargeInputsMatchCpu) {
 
 // Per-channel tensors in float32 for the half types (the statistics dtype), else the dtype.
 Pair channel_pair(int64_t channels, DType dtype, double low, double high) {
-  return random_pair({channels}, is_half(dtype) ? DType::Float32 : dtype, Layout::Contiguous, low,
-                     high);
+  return random_pair({channels}, is_reduced_float(dtype) ? DType::Float32 : dtype,
+                     Layout::Contiguous, low, high);
 }
 
 struct CudnnSwitch {
@@ -232,7 +224,7 @@ TEST(CudaBatchNorm, TrainingAndEvaluationMatchCpu) {
   for (bool use_cudnn : {true, false}) {
     const CudnnSwitch cudnn(use_cudnn);
     for (const Shape& shape : norm_shapes()) {
-      for (DType dtype : dtypes()) {
+      for (DType dtype : test::floating_dtypes()) {
         for (Layout layout : all_layouts()) {
           for (bool affine : {true, false}) {
             SCOPED_TRACE(std::string(use_cudnn ? "cudnn " : "kernels ") + shape_str(shape) + " " +
@@ -351,7 +343,7 @@ TEST(CudaGroupNorm, ForwardAndBackwardMatchCpu) {
                                                     {{4, 6}, 2},
                                                     {{1, 12, 40, 40}, 1},
                                                     {{2, 10, 3, 2, 2}, 5}}) {
-    for (DType dtype : dtypes()) {
+    for (DType dtype : test::floating_dtypes()) {
       for (Layout layout : all_layouts()) {
         for (bool affine : {true, false}) {
           SCOPED_TRACE(shape_str(gc.shape) + " groups " + std::to_string(gc.groups) + " " +
@@ -386,7 +378,7 @@ TEST(CudaGroupNorm, ForwardAndBackwardMatchCpu) {
 
 TEST(CudaInstanceNorm, MatchesCpuWithRunningStats) {
   RCUDA_REQUIRE_CUDA();
-  for (DType dtype : dtypes()) {
+  for (DType dtype : test::floating_dtypes()) {
     for (Layout layout : all_layouts()) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + layout_name(layout));
       const Shape shape = {3, 5, 6, 7};

@@ -28,14 +28,7 @@ using test::Layout;
 using test::layout_name;
 using test::values;
 
-bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
-DType reference_dtype(DType d) { return is_half(d) ? DType::Float32 : d; }
-
-const std::vector<DType>& dtypes() {
-  static const std::vector<DType> d = {DType::Float32, DType::Float16, DType::BFloat16,
-                                       DType::Float64};
-  return d;
-}
+using test::reference_dtype;
 
 double tol(DType d) {
   switch (d) {
@@ -73,7 +66,7 @@ Pair random_pair(const Shape& shape, DType dtype, Layout layout) {
       return ::testing::AssertionFailure()
              << "strides " << shape_str(gpu.strides()) << " vs " << shape_str(cpu.strides());
   std::vector<double> expected = values(cpu);
-  if (is_half(dtype)) expected = test::rounded_to(expected, dtype);
+  if (is_reduced_float(dtype)) expected = test::rounded_to(expected, dtype);
   return test::all_close(values(gpu), expected, tol(dtype));
 }
 
@@ -99,7 +92,7 @@ TEST(CudaPad, ForwardAndBackwardMatchCpu) {
       {"constant", {0, 3, 4, 4}, {1, 1}},
   };
   for (const PadCase& c : cases) {
-    for (DType dtype : dtypes()) {
+    for (DType dtype : test::floating_dtypes()) {
       for (Layout layout : all_layouts()) {
         if (layout == Layout::ChannelsLast && c.shape.size() < 3) continue;
         SCOPED_TRACE(std::string(c.mode) + " " + shape_str(c.shape) + " " + shape_str(c.padding) +
@@ -166,7 +159,7 @@ TEST(CudaInterpolate, ForwardAndBackwardMatchCpu) {
       {"bilinear", {0, 3, 4, 4}, {8}, {}, {}, {}},
   };
   for (const InterpolateCase& c : cases) {
-    for (DType dtype : dtypes()) {
+    for (DType dtype : test::floating_dtypes()) {
       for (Layout layout : all_layouts()) {
         SCOPED_TRACE(std::string(c.mode) + " " + shape_str(c.shape) + " " + dtype_name(dtype) +
                      " " + layout_name(layout));

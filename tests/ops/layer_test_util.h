@@ -11,6 +11,9 @@
 
 namespace rcuda::test {
 
+// The dtype a CPU reference of a layer runs in: float32 for the half types.
+inline DType reference_dtype(DType d) { return is_reduced_float(d) ? DType::Float32 : d; }
+
 enum class Layout { Contiguous, ChannelsLast, Strided };
 
 inline const char* layout_name(Layout l) {

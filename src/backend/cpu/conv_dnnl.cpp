@@ -21,12 +21,11 @@
 #include <dnnl.hpp>
 
 #include <cstring>
-#include <list>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 
+#include "backend/plan_cache.h"
 #include "conv_cpu.h"
 #include "cpu_backend.h"
 #include "rcuda/core/error.h"
@@ -82,14 +81,6 @@ ConvKey make_key(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   key[i++] = a.groups;
   return key;
 }
-
-struct KeyHash {
-  size_t operator()(const ConvKey& key) const {
-    uint64_t h = 14695981039346656037ull;  // FNV-1a over the values
-    for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 // A primitive and the layouts it wants for its three operands and its scratchpad.
 struct ConvPrimitive {
@@ -164,7 +155,8 @@ ConvPrimitive make_primitive(ConvPass pass, const ConvOperands& t, const ConvArg
   throw InternalError("conv2d: unknown convolution pass");
 }
 
-// Note [oneDNN primitive cache]: a bounded least-recently-used map.
+// Note [oneDNN primitive cache]: a bounded least-recently-used map (backend/plan_cache.h),
+// shared by every thread behind a mutex.
 class PrimitiveCache {
  public:
   std::shared_ptr<const ConvPrimitive> get(ConvPass pass, const ConvOperands& t,
@@ -172,31 +164,18 @@ class PrimitiveCache {
     const ConvKey key = make_key(pass, t, a);
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = index_.find(key); it != index_.end()) {
-        order_.splice(order_.begin(), order_, it->second);
-        return it->second->second;
-      }
+      if (auto primitive = primitives_.find(key)) return primitive;
     }
     // Made outside the lock: kernel generation takes milliseconds. Two threads making the same
-    // primitive at once both succeed; the second insert is dropped.
+    // primitive at once both succeed; the one inserted first is kept.
     auto made = std::make_shared<const ConvPrimitive>(make_primitive(pass, t, a));
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (index_.count(key) == 0) {
-      order_.emplace_front(key, made);
-      index_[key] = order_.begin();
-      if (order_.size() > kCacheCapacity) {
-        index_.erase(order_.back().first);
-        order_.pop_back();
-      }
-    }
-    return made;
+    return primitives_.insert(key, std::move(made));
   }
 
  private:
-  using Item = std::pair<ConvKey, std::shared_ptr<const ConvPrimitive>>;
   std::mutex mutex_;
-  std::list<Item> order_;  // most recently used first
-  std::unordered_map<ConvKey, std::list<Item>::iterator, KeyHash> index_;
+  backend::PlanCache<ConvKey, ConvPrimitive> primitives_{kCacheCapacity};
 };
 
 PrimitiveCache& primitive_cache() {

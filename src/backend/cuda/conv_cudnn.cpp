@@ -27,8 +27,8 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cudnn.h"
-#include "backend/cuda/plan_cache.h"
 #include "backend/cuda/runtime.h"
+#include "backend/plan_cache.h"
 #include "rcuda/backend/cuda.h"
 #include "rcuda/tensor/memory_format.h"
 
@@ -319,7 +319,7 @@ class ConvPlanCache {
 
  private:
   std::mutex mutex_;
-  PlanCache<PlanKey, ConvPlan> plans_{kCacheCapacity};
+  backend::PlanCache<PlanKey, ConvPlan> plans_{kCacheCapacity};
 };
 
 ConvPlanCache& plan_cache() {

@@ -33,8 +33,8 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cudnn.h"
-#include "backend/cuda/plan_cache.h"
 #include "backend/cuda/runtime.h"
+#include "backend/plan_cache.h"
 #include "rcuda/backend/cuda.h"
 
 namespace rcuda::cuda {
@@ -315,7 +315,7 @@ std::shared_ptr<const RnnPlan> build_plan(const RnnConfig& c, cudnnHandle_t hand
 
 std::shared_ptr<const RnnPlan> plan_for(const RnnConfig& c, cudnnHandle_t handle) {
   // Never destroyed, as the thread's handles (Note [cuDNN RNN descriptors]).
-  thread_local auto* cache = new PlanCache<RnnKey, RnnPlan>(kCacheCapacity);
+  thread_local auto* cache = new backend::PlanCache<RnnKey, RnnPlan>(kCacheCapacity);
   const RnnKey key = key_of(c);
   if (auto plan = cache->find(key)) return plan;
   return cache->insert(key, build_plan(c, handle));

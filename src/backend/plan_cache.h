@@ -1,8 +1,8 @@
-// A bounded map from a configuration key to what was built for it (cuDNN execution plans,
-// RNN descriptors), least recently used first out beyond its capacity. Building is the slow
-// part, so callers look up, build outside any lock they hold, then insert. Not thread-safe:
-// a cache shared between threads is guarded by its owner's mutex (conv_cudnn.cpp); a
-// per-thread one needs none (rnn_cudnn.cpp).
+// A bounded map from a configuration key to what was built for it (cuDNN execution plans, RNN
+// descriptors, oneDNN primitives), least recently used first out beyond its capacity. Building
+// is the slow part, so callers look up, build outside any lock they hold, then insert. Not
+// thread-safe: a cache shared between threads is guarded by its owner's mutex (cuda/
+// conv_cudnn.cpp, cpu/conv_dnnl.cpp); a per-thread one needs none (cuda/rnn_cudnn.cpp).
 #pragma once
 
 #include <array>
@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace rcuda::cuda {
+namespace rcuda::backend {
 
 // FNV-1a over the values of a fixed-size key of integers.
 struct IntArrayHash {
@@ -62,4 +62,4 @@ class PlanCache {
   std::unordered_map<Key, typename std::list<Item>::iterator, Hash> index_;
 };
 
-}  // namespace rcuda::cuda
+}  // namespace rcuda::backend
