@@ -17,6 +17,7 @@
 
 #include "rcuda/backend/cuda.h"
 #include "rcuda/rcuda.h"
+#include "train_step.h"
 
 namespace {
 
@@ -70,33 +71,12 @@ Mlp load_mlp(const std::string& dir, Device device, DType dtype = DType::Float32
   return m;
 }
 
-void synchronize(Device device) {
-  if (device.is_cuda()) cuda::synchronize(device.index);
-}
+using bench::synchronize;
 
-// Per-step microseconds as torch_train_h200.py measures: chunks of n steps after a warm-up,
-// each timed with CUDA events (host clock on the CPU), the median chunk.
+// Per-step microseconds as torch_train_h200.py measures (bench::per_step_us) after `warm` steps.
 double per_step_us(Device device, const std::function<void()>& step, int n, int chunks, int warm) {
   for (int i = 0; i < warm; ++i) step();
-  synchronize(device);
-  std::vector<double> ts;
-  for (int c = 0; c < chunks; ++c) {
-    if (device.is_cuda()) {
-      ts.push_back(cuda::time_ms(device.index,
-                                 [&] {
-                                   for (int i = 0; i < n; ++i) step();
-                                 }) *
-                   1e3 / n);
-    } else {
-      const auto t = std::chrono::steady_clock::now();
-      for (int i = 0; i < n; ++i) step();
-      ts.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count() /
-          n);
-    }
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
+  return bench::per_step_us(device, step, n, chunks);
 }
 
 double host_us(Device device, const std::function<void()>& step, int n) {
