@@ -42,7 +42,9 @@ nn_Module_class <- list(
       invisible(module_object(self))
     },
     eval = function() self$train(FALSE),
-    to = function(dtype = NULL, device = NULL, ...) {
+    # memory_format (torch's module.to(memory_format =)): 4-D parameters and buffers are laid
+    # out in it (channels-last conv weights); others keep theirs.
+    to = function(dtype = NULL, device = NULL, ..., memory_format = NULL) {
       if (!is.null(dtype) && !is_dtype(dtype)) {  # model$to("cuda"), model$to(torch_device("cuda"))
         device <- dtype
         dtype <- NULL
@@ -50,8 +52,10 @@ nn_Module_class <- list(
       if (!is.null(dtype) && !is_floating_dtype(dtype_name(dtype))) {
         dtype_error("nn_module$to: dtype must be floating (integer buffers keep theirs), got ", as.character(dtype))
       }
+      format <- if (!is.null(memory_format)) memory_format_name(memory_format, "nn_module$to")
       tensors <- c(collect_tensors(self, "parameters", ""), collect_tensors(self, "buffers", ""))
-      .Call(rc_module_to, unname(unique_tensors(tensors)), dtype_name(dtype), device_string(device))
+      .Call(rc_module_to, unname(unique_tensors(tensors)), dtype_name(dtype), device_string(device),
+            format)
       invisible(module_object(self))
     },
     cuda = function(device = NULL) self$to(device = if (is.null(device)) "cuda" else device),

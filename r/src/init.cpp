@@ -131,7 +131,7 @@ SEXP rc_nn_kl_div(SEXP input, SEXP target, SEXP reduction, SEXP log_target);
 SEXP rc_nn_init(SEXP kind, SEXP x, SEXP args);
 SEXP rc_nn_calculate_gain(SEXP nonlinearity, SEXP param);
 SEXP rc_nn_fans(SEXP x);
-SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device);
+SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device, SEXP format);
 SEXP rc_zero_grad(SEXP tensors, SEXP set_to_none);
 SEXP rc_copy_all(SEXP dst, SEXP src);
 SEXP rc_torch_save(SEXP obj, SEXP path);
@@ -272,7 +272,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_nn_init", (DL_FUNC)&rc_nn_init, 3},
     {"rc_nn_calculate_gain", (DL_FUNC)&rc_nn_calculate_gain, 2},
     {"rc_nn_fans", (DL_FUNC)&rc_nn_fans, 1},
-    {"rc_module_to", (DL_FUNC)&rc_module_to, 3},
+    {"rc_module_to", (DL_FUNC)&rc_module_to, 4},
     {"rc_zero_grad", (DL_FUNC)&rc_zero_grad, 2},
     {"rc_copy_all", (DL_FUNC)&rc_copy_all, 2},
     {"rc_torch_save", (DL_FUNC)&rc_torch_save, 2},

@@ -10,7 +10,10 @@
 // built before the move), sees the moved parameter. A gradient is converted with it. A graph
 // recorded before the move must not be run backward after it: its nodes recorded the old dtype
 // and device.
+#include <cstring>
+
 #include "nn_glue.h"
+#include "rcuda/tensor/memory_format.h"
 
 using namespace rcuda;
 using namespace rcuda::r;
@@ -32,23 +35,35 @@ void take_data(const Tensor& t, const Tensor& moved) {
 
 // tensors: a list of leaves. dtype applies to the floating ones only (integer buffers keep
 // theirs); NULL keeps each tensor's dtype or device.
-extern "C" SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device) {
+// format: NULL, "contiguous" or "channels_last" (for the 4-D tensors; the others keep theirs).
+extern "C" SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device, SEXP format) {
   RCUDA_BEGIN
   const std::optional<DType> want_dtype = dtype_arg(dtype);
   const bool move = !Rf_isNull(device);
   const Device target = move ? device_arg(device) : Device();
+  std::optional<MemoryFormat> want_format;
+  if (!Rf_isNull(format))
+    want_format = std::strcmp(CHAR(STRING_ELT(format, 0)), "channels_last") == 0
+                      ? MemoryFormat::ChannelsLast
+                      : MemoryFormat::Contiguous;
   NoGradGuard no_grad;
   for (R_xlen_t i = 0; i < Rf_xlength(tensors); ++i) {
     const Tensor& t = unwrap(VECTOR_ELT(tensors, i));
     const DType d = want_dtype && is_floating(t.dtype()) ? *want_dtype : t.dtype();
     const Device dev = move ? target : t.device();
-    if (d == t.dtype() && dev == t.device()) continue;
+    const bool relayout = want_format && t.dim() == 4 &&
+                          t.strides() != memory_format_strides(t.shape(), *want_format);
+    if (d == t.dtype() && dev == t.device() && !relayout) continue;
     RCUDA_CHECK(t.is_leaf(), ValueError,
                 "nn_module$to: a parameter or buffer was produced by an op that recorded a "
                 "gradient (not a leaf), so it cannot be moved in place; detach() it first");
+    const auto convert = [&](const Tensor& x) {
+      const Tensor moved = to(x, dev, d);
+      return relayout ? contiguous(moved, *want_format) : moved;
+    };
     const Tensor grad = t.grad();
-    take_data(t, to(t, dev, d));
-    if (grad.defined()) t.set_grad(to(grad, dev, d));
+    take_data(t, convert(t));
+    if (grad.defined()) t.set_grad(convert(grad));
   }
   return R_NilValue;
   RCUDA_END

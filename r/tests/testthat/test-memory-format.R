@@ -26,3 +26,35 @@ test_that("relu, residual adds and convolutions keep a channels-last input's for
   want <- torch_relu(conv(x$contiguous())) + x$contiguous()
   expect_equal(as_array(y), as_array(want), tolerance = 1e-5)
 })
+
+test_that("a module's $to(memory_format =) lays its 4-D parameters out channels-last", {
+  model <- nn_sequential(nn_conv2d(3, 8, 3), nn_batch_norm2d(8), nn_relu(), nn_conv2d(8, 2, 1))
+  x <- torch_randn(2, 3, 7, 7)
+  want <- as_array(model(x))
+  weight_before <- as_array(model[[1]]$weight)
+  model$to(memory_format = torch_channels_last_format())
+  cl <- torch_channels_last_format()
+  expect_true(model[[1]]$weight$is_contiguous(memory_format = cl))
+  expect_true(model[[4]]$weight$is_contiguous(memory_format = cl))
+  expect_true(model[[1]]$bias$is_contiguous())  # 1-D: kept
+  expect_equal(as_array(model[[1]]$weight), weight_before)
+  got <- model(x$contiguous(memory_format = cl))
+  expect_true(got$is_contiguous(memory_format = cl))
+  expect_equal(as_array(got), want, tolerance = 1e-5)
+  # The parameters stay the optimizer's leaves: a step trains them in their new layout.
+  opt <- optim_sgd(model$parameters, lr = 0.1)
+  model(x)$sum()$backward()
+  opt$step()
+  expect_true(model[[1]]$weight$is_contiguous(memory_format = cl))
+  model$to(memory_format = torch_contiguous_format())
+  expect_true(model[[1]]$weight$is_contiguous())
+  expect_error(model$to(memory_format = "channels_last"), "nn_module\\$to: memory_format")
+})
+
+test_that("a module moves to CUDA and channels-last in one $to()", {
+  skip_if_cuda_not_available()
+  model <- nn_conv2d(3, 4, 3)
+  model$to(device = "cuda", memory_format = torch_channels_last_format())
+  expect_true(model$weight$is_cuda)
+  expect_true(model$weight$is_contiguous(memory_format = torch_channels_last_format()))
+})
