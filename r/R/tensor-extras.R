@@ -108,8 +108,12 @@ torch_xlogy <- function(self, other) {
   if (!is_torch_tensor(other) && (!is.numeric(other) || is.object(other))) {
     value_error("torch_xlogy: other must be a tensor or a number, got ", describe(other))
   }
+  # A number takes self's floating dtype (a float64 self stays float64), as a scalar in torch;
+  # longer R vectors become tensors as torch_tensor() makes them.
+  if (!is_torch_tensor(other) && length(other) == 1 && !is.array(other)) {
+    other <- torch_full_like(self, other, dtype = if (is_float_tensor(self)) NULL else torch_float())
+  }
   other <- as_tensor_arg(other)
-  if (!is_torch_tensor(other)) other <- torch_full_like(self, other, dtype = if (is_float_tensor(self)) NULL else torch_float())
   product <- self * torch_log(other)
   torch_where((self == 0) & (other == other), torch_zeros_like(product), product)
 }

@@ -47,6 +47,8 @@ SEXP rc_meta(SEXP x);
 SEXP rc_shape(SEXP x);
 SEXP rc_numel(SEXP x);
 SEXP rc_is_contiguous(SEXP x, SEXP channels_last);
+SEXP rc_strides(SEXP x);
+SEXP rc_storage_offset(SEXP x);
 SEXP rc_reshape(SEXP kind, SEXP x, SEXP size);
 SEXP rc_permute(SEXP x, SEXP dims);
 SEXP rc_transpose(SEXP x, SEXP dim0, SEXP dim1);
@@ -198,6 +200,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_shape", (DL_FUNC)&rc_shape, 1},
     {"rc_numel", (DL_FUNC)&rc_numel, 1},
     {"rc_is_contiguous", (DL_FUNC)&rc_is_contiguous, 2},
+    {"rc_strides", (DL_FUNC)&rc_strides, 1},
+    {"rc_storage_offset", (DL_FUNC)&rc_storage_offset, 1},
     {"rc_reshape", (DL_FUNC)&rc_reshape, 3},
     {"rc_permute", (DL_FUNC)&rc_permute, 2},
     {"rc_transpose", (DL_FUNC)&rc_transpose, 3},

@@ -1,5 +1,7 @@
 // Metadata, views, copies and indexing primitives. Dims and indices arrive 1-based from R
 // (dim_arg converts dims; the indexing code in indexing.R converts element positions).
+#include <climits>
+
 #include "nn_glue.h"
 #include "rcuda_r.h"
 
@@ -47,6 +49,32 @@ extern "C" SEXP rc_is_contiguous(SEXP x, SEXP channels_last) {
                             t.strides() ==
                                 memory_format_strides(t.shape(), MemoryFormat::ChannelsLast));
   return Rf_ScalarLogical(t.is_contiguous());
+  RCUDA_END
+}
+
+// Strides and the storage offset, in elements, as torch for R's $stride() and
+// $storage_offset(). They can pass R's integer range where no size does (a [3, 2^30] tensor's
+// first stride), so they come back as doubles when any one would not fit.
+namespace {
+SEXP r_counts(const std::vector<int64_t>& v) {
+  bool fits = true;
+  for (int64_t e : v) fits = fits && e <= INT_MAX && e >= -INT_MAX;
+  if (fits) return r_ints(v);
+  cpp11::writable::doubles out(static_cast<R_xlen_t>(v.size()));
+  for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<double>(v[i]);
+  return out;
+}
+}  // namespace
+
+extern "C" SEXP rc_strides(SEXP x) {
+  RCUDA_BEGIN
+  return r_counts(unwrap(x).strides());
+  RCUDA_END
+}
+
+extern "C" SEXP rc_storage_offset(SEXP x) {
+  RCUDA_BEGIN
+  return r_counts({unwrap(x).offset()});
   RCUDA_END
 }
 

@@ -146,6 +146,9 @@ test_that("log2, log10, trunc, logit and xlogy", {
   ref <- ifelse(x == 0 & !is.nan(y), 0, x * log(y))
   expect_equal(as_array(torch_xlogy(dbl(x), dbl(y))), ref)
   expect_equal(as_array(torch_xlogy(dbl(x), 2)), x * log(2))
+  # A number keeps self's float64 (not a float32 tensor of the number).
+  expect_equal(as_array(torch_xlogy(dbl(x), 1.2345678912)), x * log(1.2345678912), tolerance = 1e-12)
+  expect_equal(torch_xlogy(dbl(x), 2)$dtype, torch_double())
   expect_equal(length(torch_xlogy(torch_zeros(0), torch_zeros(0))), 0L)
   expect_error(torch_xlogy(dbl(x), "a"), "torch_xlogy: other must be a tensor or a number")
 })
