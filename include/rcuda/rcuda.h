@@ -1,6 +1,7 @@
 // Everything a C++ user of rcuda needs.
 #pragma once
 
+#include "rcuda/amp/grad_scaler.h"
 #include "rcuda/autograd.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/autograd/autocast.h"
@@ -23,7 +24,6 @@
 #include "rcuda/optim/adagrad.h"
 #include "rcuda/optim/adam.h"
 #include "rcuda/optim/clip_grad.h"
-#include "rcuda/amp/grad_scaler.h"
 #include "rcuda/optim/optimizer.h"
 #include "rcuda/optim/rmsprop.h"
 #include "rcuda/optim/sgd.h"

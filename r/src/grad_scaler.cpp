@@ -15,8 +15,8 @@ void finalize_scaler(SEXP ptr) {
 }
 
 amp::GradScaler& scaler_of(SEXP ptr) {
-  auto* s = TYPEOF(ptr) == EXTPTRSXP ? static_cast<amp::GradScaler*>(R_ExternalPtrAddr(ptr))
-                                     : nullptr;
+  auto* s =
+      TYPEOF(ptr) == EXTPTRSXP ? static_cast<amp::GradScaler*>(R_ExternalPtrAddr(ptr)) : nullptr;
   RCUDA_CHECK(s != nullptr, ValueError,
               "the grad scaler's engine object is gone (saved with saveRDS and read back?); "
               "create it again and load its state_dict()");
@@ -85,18 +85,16 @@ extern "C" SEXP rc_scaler_state(SEXP ptr) {
   using namespace cpp11::literals;
   const amp::GradScaler& s = scaler_of(ptr);
   const amp::GradScalerState st = s.state_dict();
-  return cpp11::writable::list(
-      {"scale"_nm = st.scale, "growth_factor"_nm = st.growth_factor,
-       "backoff_factor"_nm = st.backoff_factor,
-       "growth_interval"_nm = static_cast<double>(st.growth_interval),
-       "growth_tracker"_nm = static_cast<double>(st.growth_tracker),
-       "enabled"_nm = s.is_enabled()});
+  return cpp11::writable::list({"scale"_nm = st.scale, "growth_factor"_nm = st.growth_factor,
+                                "backoff_factor"_nm = st.backoff_factor,
+                                "growth_interval"_nm = static_cast<double>(st.growth_interval),
+                                "growth_tracker"_nm = static_cast<double>(st.growth_tracker),
+                                "enabled"_nm = s.is_enabled()});
   RCUDA_END
 }
 
-extern "C" SEXP rc_scaler_load_state(SEXP ptr, SEXP scale, SEXP growth_factor,
-                                     SEXP backoff_factor, SEXP growth_interval,
-                                     SEXP growth_tracker) {
+extern "C" SEXP rc_scaler_load_state(SEXP ptr, SEXP scale, SEXP growth_factor, SEXP backoff_factor,
+                                     SEXP growth_interval, SEXP growth_tracker) {
   RCUDA_BEGIN
   amp::GradScalerState st;
   st.scale = number_arg(scale, "scale");
