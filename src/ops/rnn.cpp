@@ -23,19 +23,6 @@ namespace {
 
 using RnnArgs = Backend::RnnArgs;
 
-int64_t gate_count(RnnMode mode) {
-  switch (mode) {
-    case RnnMode::Lstm:
-      return 4;
-    case RnnMode::Gru:
-      return 3;
-    case RnnMode::RnnTanh:
-    case RnnMode::RnnRelu:
-      return 1;
-  }
-  return 1;
-}
-
 // PyTorch's parameter names: weight_ih_l0, bias_hh_l1_reverse, ...
 std::string weight_name(int64_t index, int64_t per_block, int64_t directions) {
   static const char* const kinds[] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
@@ -83,7 +70,7 @@ int64_t hidden_size(const char* op, const Tensor& w_hh, int64_t gates) {
 void check_weights(const char* op, const std::vector<Tensor>& weights, const Layout& a,
                    const Tensor& input) {
   const int64_t per_block = a.args.has_biases ? 4 : 2, D = a.args.directions;
-  const int64_t G = gate_count(a.args.mode), H = a.args.hidden;
+  const int64_t G = Backend::rnn_gates(a.args.mode), H = a.args.hidden;
   for (size_t k = 0; k < weights.size(); ++k) {
     const std::string name = weight_name(static_cast<int64_t>(k), per_block, D);
     const Tensor& w = weights[k];
@@ -132,7 +119,7 @@ Layout check(const char* op, const Tensor& input, const Tensor& hx, const Tensor
               " layers x ", a.args.directions, " directions) or ", 2 * blocks,
               " (without biases), got ", count);
   a.args.has_biases = count == 4 * blocks;
-  a.args.hidden = hidden_size(op, weights[1], gate_count(p.mode));
+  a.args.hidden = hidden_size(op, weights[1], Backend::rnn_gates(p.mode));
   check_weights(op, weights, a, input);
   a.state_shape = a.unbatched ? Shape{blocks, a.args.hidden} : Shape{blocks, a.N, a.args.hidden};
   check_state(op, "hx", hx, a, input);

@@ -496,6 +496,19 @@ class Backend {
   // takes float32, float16 and bfloat16 (cuDNN, float32 accumulation) and refuses float64 with
   // a DTypeError naming the op.
   enum class RnnMode { Lstm, Gru, RnnTanh, RnnRelu };
+  // Gates per layer: 4 for LSTM (i, f, g, o), 3 for GRU (r, z, n), 1 for the plain RNNs.
+  static int64_t rnn_gates(RnnMode mode) {
+    switch (mode) {
+      case RnnMode::Lstm:
+        return 4;
+      case RnnMode::Gru:
+        return 3;
+      case RnnMode::RnnTanh:
+      case RnnMode::RnnRelu:
+        return 1;
+    }
+    return 1;
+  }
   struct RnnArgs {
     RnnMode mode = RnnMode::Lstm;
     int64_t layers = 1, directions = 1, hidden = 0;

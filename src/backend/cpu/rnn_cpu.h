@@ -11,20 +11,6 @@ namespace rcuda::cpu {
 using RnnArgs = Backend::RnnArgs;
 using RnnMode = Backend::RnnMode;
 
-// Gates per layer: 4 for LSTM (i, f, g, o), 3 for GRU (r, z, n), 1 for the plain RNNs.
-inline int64_t rnn_gates(RnnMode mode) {
-  switch (mode) {
-    case RnnMode::Lstm:
-      return 4;
-    case RnnMode::Gru:
-      return 3;
-    case RnnMode::RnnTanh:
-    case RnnMode::RnnRelu:
-      return 1;
-  }
-  return 1;
-}
-
 // Note [oneDNN recurrent layers]
 // Each layer is one oneDNN primitive of one layer (L = 1 in oneDNN's terms) with both directions
 // (bidirectional_concat), because oneDNN's own stacks differ from PyTorch's: its layers must all

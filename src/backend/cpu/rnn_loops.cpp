@@ -38,8 +38,9 @@ struct Plan {
 };
 
 Plan plan_of(const RnnArgs& args, const Tensor& input) {
-  return {args.mode,       input.size(0), input.size(1),        input.size(2),  args.hidden,
-          args.directions, args.layers,   rnn_gates(args.mode), args.has_biases};
+  return {args.mode,      input.size(0),   input.size(1), input.size(2),
+          args.hidden,    args.directions, args.layers,   Backend::rnn_gates(args.mode),
+          args.has_biases};
 }
 
 // The views of one layer into the reserve and the operands.

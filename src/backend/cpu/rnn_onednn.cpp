@@ -34,7 +34,9 @@ struct LayerKey {
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };
 
-int64_t bias_gates(RnnMode mode) { return rnn_gates(mode) + (mode == RnnMode::Gru ? 1 : 0); }
+int64_t bias_gates(RnnMode mode) {
+  return Backend::rnn_gates(mode) + (mode == RnnMode::Gru ? 1 : 0);
+}
 
 // oneDNN's gate g is PyTorch's gate pytorch_gate(g): LSTM (i, f, g, o) and the plain RNNs match;
 // oneDNN's GRU orders (u, r, o), PyTorch's (r, z, n), with u = z and o = n.
@@ -52,7 +54,7 @@ struct LayerDescs {
   memory::desc src_layer, state, weights_layer, weights_iter, bias, dst_layer;
 };
 LayerDescs layer_descs(const LayerKey& k) {
-  const int64_t G = rnn_gates(k.mode);
+  const int64_t G = Backend::rnn_gates(k.mode);
   return {f32({k.T, k.N, k.In}, tag::tnc),
           f32({1, k.D, k.N, k.H}, tag::ldnc),
           f32({1, k.D, k.In, G, k.H}, tag::any),
@@ -166,8 +168,9 @@ struct Plan {
 };
 
 Plan plan_of(const RnnArgs& a, const Tensor& input) {
-  return {a.mode,       input.size(0), input.size(1),     input.size(2), a.hidden,
-          a.directions, a.layers,      rnn_gates(a.mode), a.has_biases,  a.training};
+  return {a.mode,       input.size(0), input.size(1), input.size(2),
+          a.hidden,     a.directions,  a.layers,      Backend::rnn_gates(a.mode),
+          a.has_biases, a.training};
 }
 
 // Where layer l's pieces sit in the reserve, in bytes (each start 64-byte aligned).

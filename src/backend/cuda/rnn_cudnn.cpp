@@ -49,19 +49,6 @@ constexpr size_t kWeightAlignment = 256;  // where the packed weights start insi
 // cuDNN's RNN takes bfloat16 data from 9.13 on.
 constexpr size_t kFirstBFloat16Version = 91300;
 
-int64_t gates_of(RnnMode mode) {
-  switch (mode) {
-    case RnnMode::Lstm:
-      return 4;
-    case RnnMode::Gru:
-      return 3;
-    case RnnMode::RnnTanh:
-    case RnnMode::RnnRelu:
-      return 1;
-  }
-  return 1;
-}
-
 const char* mode_name(RnnMode mode) {
   switch (mode) {
     case RnnMode::Lstm:
@@ -113,7 +100,7 @@ struct RnnConfig {
   int64_t batch = 0, steps = 0;
   bool tf32 = false;  // float32 only: TF32 tensor cores allowed (cuda::allow_conv_tf32)
 
-  int64_t gates() const { return gates_of(mode); }
+  int64_t gates() const { return Backend::rnn_gates(mode); }
   int64_t blocks() const { return layers * directions; }
   int64_t tensors_per_block() const { return has_biases ? 4 : 2; }
   int64_t layer_input(int64_t layer) const { return layer == 0 ? input_size : directions * hidden; }
