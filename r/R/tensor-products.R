@@ -1,6 +1,6 @@
 # torch for R's products and distances built from matmul, reshape, permute, narrow and the
 # elementwise ops (so they carry gradients where those do): torch_tensordot, torch_cross,
-# torch_cdist, torch_hypot, torch_count_nonzero, and torch_logspace from torch_linspace.
+# torch_cdist, torch_hypot, and torch_logspace from torch_linspace.
 
 # dims of `x` (1-based, negative from the end) as positive positions, checked distinct.
 product_dims <- function(dims, ndim, fn, arg) {
@@ -96,12 +96,6 @@ torch_cdist <- function(x1, x2, p = 2) {
   if (p == 1) return(diff$sum(dim = -1))
   if (p == 2) return((diff * diff)$sum(dim = -1)$sqrt())
   diff$pow(p)$sum(dim = -1)$pow(1 / p)
-}
-
-#' @export
-torch_count_nonzero <- function(self, dim = NULL) {
-  self <- extra_tensor(self, "torch_count_nonzero")
-  torch_sum((self != 0)$to(dtype = torch_int64()), dim = dim)
 }
 
 #' @export
