@@ -200,15 +200,15 @@ TEST(RnnDropout, ZeroIsNoDropoutAndEvalIgnoresIt) {
     const RnnInputs in = make_rnn_inputs(c, DType::Float64);
     const nn::RnnResult plain = nn::rnn(in.x, in.hx, in.cx, in.w, rnn_options(c));
     const RnnReferenceResult e = rnn_reference(c.spec, in.ref.x, in.ref.h0, in.ref.c0, in.ref.w);
-    EXPECT_TRUE(close_scaled(to_doubles(plain.output), e.output, 1e-12)) << mode_name(mode);
+    EXPECT_TRUE(close_scaled(to_doubles(plain.output), e.output, 1e-12)) << rnn_mode_name(mode);
     nn::RnnOptions o = rnn_options(c);
     o.dropout = 0;
     EXPECT_EQ(to_doubles(nn::rnn(in.x, in.hx, in.cx, in.w, o).output), to_doubles(plain.output));
     o.dropout = 0.7;
     o.training = false;
     const nn::RnnResult eval = nn::rnn(in.x, in.hx, in.cx, in.w, o);
-    EXPECT_EQ(to_doubles(eval.output), to_doubles(plain.output)) << mode_name(mode);
-    EXPECT_EQ(to_doubles(eval.h_n), to_doubles(plain.h_n)) << mode_name(mode);
+    EXPECT_EQ(to_doubles(eval.output), to_doubles(plain.output)) << rnn_mode_name(mode);
+    EXPECT_EQ(to_doubles(eval.h_n), to_doubles(plain.h_n)) << rnn_mode_name(mode);
   }
 }
 
@@ -224,8 +224,8 @@ TEST(RnnDropout, OneZeroesBetweenLayers) {
       const RnnReferenceResult e =
           rnn_reference(c.spec, in.ref.x, in.ref.h0, in.ref.c0, in.ref.w, 0.0);
       const double tol = dtype == DType::Float64 ? 1e-12 : 1e-5;
-      EXPECT_TRUE(close_scaled(to_doubles(r.output), e.output, tol)) << mode_name(mode);
-      EXPECT_TRUE(close_scaled(to_doubles(r.h_n), e.h_n, tol)) << mode_name(mode);
+      EXPECT_TRUE(close_scaled(to_doubles(r.output), e.output, tol)) << rnn_mode_name(mode);
+      EXPECT_TRUE(close_scaled(to_doubles(r.h_n), e.h_n, tol)) << rnn_mode_name(mode);
       if (mode == RnnMode::Lstm) {
         EXPECT_TRUE(close_scaled(to_doubles(r.c_n), e.c_n, tol));
       }
@@ -244,10 +244,10 @@ TEST(RnnDropout, TheSameSeedRepeatsTheMasks) {
     };
     const uint64_t seed = test_seed();
     const std::vector<double> a = run(seed), b = run(seed), other = run(seed + 1);
-    EXPECT_EQ(a, b) << mode_name(mode);
-    EXPECT_NE(a, other) << mode_name(mode);
+    EXPECT_EQ(a, b) << rnn_mode_name(mode);
+    EXPECT_NE(a, other) << rnn_mode_name(mode);
     o.dropout = 0;
-    EXPECT_NE(a, run(seed)) << mode_name(mode);
+    EXPECT_NE(a, run(seed)) << rnn_mode_name(mode);
   }
 }
 
@@ -265,7 +265,7 @@ TEST(RnnDropout, GradcheckUnderAFixedSeed) {
       const nn::RnnResult r = g.call(t, o);
       return cat({reshape(r.output, {-1}), reshape(r.h_n, {-1})}, 0);
     };
-    EXPECT_TRUE(gradcheck(f, g.inputs, 1e-6, 1e-6)) << mode_name(mode);
+    EXPECT_TRUE(gradcheck(f, g.inputs, 1e-6, 1e-6)) << rnn_mode_name(mode);
   }
 }
 

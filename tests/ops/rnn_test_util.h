@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rcuda/nn/rnn.h"
+#include "rcuda/ops/rnn.h"
 #include "support/reference.h"
 #include "support/rnn_reference.h"
 
@@ -15,19 +16,7 @@ namespace rcuda::test {
 
 using RnnMode = Backend::RnnMode;
 
-inline const char* mode_name(RnnMode mode) {
-  switch (mode) {
-    case RnnMode::Lstm:
-      return "lstm";
-    case RnnMode::Gru:
-      return "gru";
-    case RnnMode::RnnTanh:
-      return "rnn_tanh";
-    case RnnMode::RnnRelu:
-      return "rnn_relu";
-  }
-  return "?";
-}
+using ops::rnn_mode_name;
 
 // How the caller hands the sequence over.
 enum class RnnLayout { TimeMajor, BatchFirst, Unbatched };
@@ -38,7 +27,7 @@ struct RnnCase {
   RnnLayout layout = RnnLayout::TimeMajor;
   std::string str() const {
     const char* layouts[] = {"time-major", "batch_first", "unbatched"};
-    return std::string(mode_name(spec.mode)) + " L" + std::to_string(spec.layers) + " D" +
+    return std::string(rnn_mode_name(spec.mode)) + " L" + std::to_string(spec.layers) + " D" +
            std::to_string(spec.directions) + (spec.has_biases ? "" : " no biases") + " T" +
            std::to_string(spec.T) + " N" + std::to_string(spec.N) + " I" + std::to_string(spec.I) +
            " H" + std::to_string(spec.H) + (given_states ? " given states" : " zero states") + " " +

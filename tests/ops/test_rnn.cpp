@@ -118,13 +118,13 @@ TEST(RnnValues, EmptySequenceAndBatch) {
       RnnCase c{spec(mode, 2, 2, true, 0, 3, 4, 2), true};
       RnnInputs in = make_rnn_inputs(c, dtype);
       const nn::RnnResult r = nn::rnn(in.x, in.hx, in.cx, in.w, rnn_options(c));
-      EXPECT_EQ(r.output.shape(), (Shape{0, 3, 4})) << mode_name(mode);
-      EXPECT_EQ(to_doubles(r.h_n), in.ref.h0) << mode_name(mode);
+      EXPECT_EQ(r.output.shape(), (Shape{0, 3, 4})) << rnn_mode_name(mode);
+      EXPECT_EQ(to_doubles(r.h_n), in.ref.h0) << rnn_mode_name(mode);
       if (lstm) {
         EXPECT_EQ(to_doubles(r.c_n), in.ref.c0);
       }
       const nn::RnnResult z = nn::rnn(in.x, Tensor(), Tensor(), in.w, rnn_options(c));
-      EXPECT_EQ(to_doubles(z.h_n), std::vector<double>(24, 0.0)) << mode_name(mode);
+      EXPECT_EQ(to_doubles(z.h_n), std::vector<double>(24, 0.0)) << rnn_mode_name(mode);
       RnnCase b{spec(mode, 1, 1, false, 3, 0, 2, 5), false};
       in = make_rnn_inputs(b, dtype);
       const nn::RnnResult e = nn::rnn(in.x, Tensor(), Tensor(), in.w, rnn_options(b));

@@ -11,24 +11,13 @@
 #include "dispatch.h"
 #include "loops.h"
 #include "onednn.h"
+#include "plane.h"
 
 namespace rcuda::cpu {
 namespace {
 
 using backend::PoolDim;
 using backend::WindowSpan;
-
-// Where a plane starts and how its rows and columns step, in elements, for either layout.
-struct Plane {
-  int64_t channels, height, width;
-  bool channels_last;
-  int64_t base(int64_t plane) const {
-    const int64_t n = plane / channels, c = plane % channels;
-    return channels_last ? n * height * width * channels + c : plane * height * width;
-  }
-  int64_t row_step() const { return channels_last ? width * channels : width; }
-  int64_t col_step() const { return channels_last ? channels : 1; }
-};
 
 struct Geometry {
   int64_t planes;

@@ -11,6 +11,7 @@
 #include "cpu_backend.h"
 #include "dispatch.h"
 #include "loops.h"
+#include "plane.h"
 
 namespace rcuda::cpu {
 namespace {
@@ -122,18 +123,6 @@ void pad_backward_typed(const PadArgs& a, const Tensor& grad_in, const Tensor& g
     }
   });
 }
-
-// Where a plane starts and how its rows and columns step, for either memory order.
-struct Plane {
-  int64_t channels, height, width;
-  bool channels_last;
-  int64_t base(int64_t plane) const {
-    const int64_t n = plane / channels, c = plane % channels;
-    return channels_last ? n * height * width * channels + c : plane * height * width;
-  }
-  int64_t row_step() const { return channels_last ? width * channels : width; }
-  int64_t col_step() const { return channels_last ? channels : 1; }
-};
 
 template <typename T>
 void interpolate_typed(const InterpolateArgs& a, const Tensor& out, const Tensor& in) {
