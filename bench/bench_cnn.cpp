@@ -5,63 +5,20 @@
 // (lr 1e-3). One fixed random batch of 28x28 images, as the anchor.
 //   bench_cnn [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last] [--batch 128]
 //             [--steps 50] [--chunks 7] [--warmup 10] [--no-benchmark] [--loss nll|ce]
-// --loss ce takes cross_entropy on the logits instead of log_softmax + nll_loss (the same value).
+//             [--profile-steps N]
+// --loss ce takes cross_entropy on the logits instead of log_softmax + nll_loss (the same value);
+// --profile-steps runs N more steps at the end, host clock only, for a sampling profiler.
 // Prints `name: value` lines (mnistcnn_b128_fp32_step_us, ...; "_cpu" off the GPU, "_ce" for
 // --loss ce).
 #include <string>
 #include <vector>
 
+#include "mnist_net.h"
 #include "train_step.h"
-
-namespace {
 
 using rcuda::Device;
 using rcuda::DType;
-using rcuda::MemoryFormat;
 using rcuda::Tensor;
-namespace nn = rcuda::nn;
-
-struct MnistNet {
-  Tensor c1_weight, c1_bias, c2_weight, c2_bias, f1_weight, f1_bias, f2_weight, f2_bias;
-  bool cross_entropy = false;
-
-  MnistNet(DType dtype, Device device, MemoryFormat f, bool ce) : cross_entropy(ce) {
-    const auto weight = [&](const rcuda::Shape& shape) {
-      return bench::parameter(shape, bench::torch_default_weight, dtype, device,
-                              shape.size() == 4 ? f : MemoryFormat::Contiguous);
-    };
-    const auto bias = [&](int64_t n, int64_t fan_in) {
-      return bench::parameter({n}, bench::torch_default_bias(fan_in), dtype, device,
-                              MemoryFormat::Contiguous);
-    };
-    c1_weight = weight({32, 1, 3, 3});
-    c1_bias = bias(32, 9);
-    c2_weight = weight({64, 32, 3, 3});
-    c2_bias = bias(64, 32 * 9);
-    f1_weight = weight({128, 9216});
-    f1_bias = bias(128, 9216);
-    f2_weight = weight({10, 128});
-    f2_bias = bias(10, 128);
-  }
-  // Log-probabilities (nll) or logits (ce).
-  Tensor operator()(const Tensor& x) const {
-    Tensor h = rcuda::relu(nn::conv2d(x, c1_weight, c1_bias));
-    h = nn::max_pool2d(rcuda::relu(nn::conv2d(h, c2_weight, c2_bias)), {2});
-    h = rcuda::flatten(nn::dropout(h, 0.25), 1);
-    h = nn::linear(nn::dropout(rcuda::relu(nn::linear(h, f1_weight, f1_bias)), 0.5), f2_weight,
-                   f2_bias);
-    return cross_entropy ? h : rcuda::log_softmax(h, 1);
-  }
-  Tensor loss(const Tensor& x, const Tensor& y) const {
-    const Tensor out = (*this)(x);
-    return cross_entropy ? nn::cross_entropy(out, y) : nn::nll_loss(out, y);
-  }
-  std::vector<Tensor> parameters() const {
-    return {c1_weight, c1_bias, c2_weight, c2_bias, f1_weight, f1_bias, f2_weight, f2_bias};
-  }
-};
-
-}  // namespace
 
 int main(int argc, char** argv) {
   bench::Options o = bench::parse(argc, argv, " [--loss nll|ce]");
@@ -85,7 +42,7 @@ int main(int argc, char** argv) {
 
   rcuda::manual_seed(0);
   const DType dtype = bench::dtype_of(o);
-  const MnistNet model(dtype, device, bench::format_of(o), ce);
+  const bench::MnistNet model(dtype, device, bench::format_of(o), ce);
   const Tensor x =
       bench::in_format(rcuda::randn({o.batch, 1, 28, 28}), dtype, device, bench::format_of(o));
   const Tensor y = rcuda::randint(0, 10, {o.batch}, rcuda::TensorOptions(DType::Int64, device));
@@ -109,5 +66,7 @@ int main(int argc, char** argv) {
   // What the host spends per step (on the GPU, below the step time when the device is the
   // bottleneck): one more chunk, host clock only.
   bench::log(name + "_host_us", bench::host_us(device, step, o.steps));
+  if (o.profile_steps > 0)
+    bench::log(name + "_profiled_host_us", bench::host_us(device, step, o.profile_steps));
   return 0;
 }

@@ -44,13 +44,15 @@ struct Options {
   int warmup = -1;        // untimed steps first
   bool benchmark = true;  // cuDNN autotuning, as the anchor's torch.backends.cudnn.benchmark
   std::string loss = "nll";
+  int profile_steps = 0;  // more steps at the end, host clock only, for a sampling profiler
 };
 
 inline void usage(const char* prog, const char* extra) {
   std::fprintf(
       stderr,
       "usage: %s [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last] [--autocast]\n"
-      "          [--batch N] [--steps N] [--chunks N] [--warmup N] [--no-benchmark]%s\n",
+      "          [--batch N] [--steps N] [--chunks N] [--warmup N] [--no-benchmark]\n"
+      "          [--profile-steps N]%s\n",
       prog, extra);
 }
 
@@ -78,6 +80,8 @@ inline Options parse(int argc, char** argv, const char* extra_usage = "") {
       o.chunks = std::atoi(argv[++i]);
     } else if (has_value && a == "--warmup") {
       o.warmup = std::atoi(argv[++i]);
+    } else if (has_value && a == "--profile-steps") {
+      o.profile_steps = std::atoi(argv[++i]);
     } else if (has_value && a == "--loss") {
       o.loss = argv[++i];
     } else {

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "rcuda/backend/cuda.h"
+#include "rcuda/backend/cuda_graph.h"
 #include "rcuda/core/error.h"
 
 namespace rcuda::cuda {
@@ -48,5 +49,21 @@ void set_cudnn_benchmark(bool on) { benchmark_on = on; }
 bool cudnn_benchmark() { return benchmark_on; }
 void set_cudnn_batch_norm(bool) {}
 bool cudnn_batch_norm() { return false; }
+
+// CUDA graphs: nothing captures without CUDA.
+struct Graph::Impl {};
+Graph::Graph(int) { not_built("cuda_graph"); }
+Graph::Graph(int, const Graph&) { not_built("cuda_graph"); }
+Graph::~Graph() = default;
+void Graph::capture_begin() { not_built("cuda_graph"); }
+void Graph::capture_end() { not_built("cuda_graph"); }
+void Graph::capture_abort() {}
+void Graph::replay() { not_built("cuda_graph"); }
+void Graph::reset() {}
+bool Graph::captured() const { return false; }
+int Graph::device() const { return -1; }
+void capture(Graph&, const std::function<void()>&) { not_built("cuda_graph"); }
+bool is_capturing(int) { return false; }
+void run_updatable(int, std::function<void(bool)> launch) { launch(true); }
 
 }  // namespace rcuda::cuda

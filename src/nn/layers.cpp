@@ -33,6 +33,10 @@ struct LinearBackward final : autograd::Node {
     const Tensor& g = grads[0];
     Tensor gx, gw, gb;
     if (needs_input_grad(0)) gx = ops::mm(g, weight.unpack(*this));
+    if (needs_input_grad(1) && needs_input_grad(2)) {
+      ops::LinearWeightGrads both = ops::linear_weight_grads(g, x.unpack(*this));
+      return {gx, both.weight, both.bias};
+    }
     if (needs_input_grad(1)) gw = ops::mm(g.t(), x.unpack(*this));
     if (needs_input_grad(2)) gb = ops::sum(g, {0});
     return {gx, gw, gb};

@@ -13,6 +13,7 @@
 
 #include "ops_util.h"
 #include "rcuda/ops/copy.h"
+#include "rcuda/ops/reduction.h"
 
 namespace rcuda::ops {
 namespace {
@@ -208,6 +209,18 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (out.numel() == 0) return out;
   backend_of(out).linear(out, x, weight, bias.defined() ? contiguous(bias) : bias);
   return out;
+}
+
+LinearWeightGrads linear_weight_grads(const Tensor& grad_out, const Tensor& x) {
+  check_operands("linear_weight_grads", grad_out, x);
+  RCUDA_CHECK(grad_out.dim() == 2 && x.dim() == 2 && grad_out.size(0) == x.size(0), ShapeError,
+              "linear_weight_grads: expected grad_out [M,N] and x [M,K], got shapes ",
+              shape_str(grad_out.shape()), " and ", shape_str(x.shape()));
+  const Tensor weight = Tensor::empty({grad_out.size(1), x.size(1)}, x.dtype(), x.device());
+  const Tensor bias = Tensor::empty({grad_out.size(1)}, x.dtype(), x.device());
+  if (x.size(0) > 0 && backend_of(x).linear_weight_grad(weight, bias, grad_out, x))
+    return {weight, bias};
+  return {mm(grad_out.t(), x), sum(grad_out, {0})};
 }
 
 // Note [fp8 operand layouts]

@@ -20,8 +20,10 @@ std::pair<Tensor, Tensor> dropout(const Tensor& x, double p, bool training) {
   }
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   if (x.numel() == 0) return {out, mask};
-  const auto [seed, offset] = default_generator().next();
-  backend_of(x).dropout(out, mask, contiguous(x), p, seed, offset);
+  const Tensor in = contiguous(x);
+  with_next_philox(x.device(), [=](uint64_t seed, uint64_t offset) {
+    backend_of(in).dropout(out, mask, in, p, seed, offset);
+  });
   return {out, mask};
 }
 

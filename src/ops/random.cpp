@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ops_util.h"
+#include "rcuda/backend/cuda_graph.h"
 #include "rcuda/ops/copy.h"
 
 namespace rcuda {
@@ -31,9 +32,26 @@ std::pair<uint64_t, uint64_t> Generator::next() {
   return {seed_, offset_++};
 }
 
+std::pair<uint64_t, uint64_t> Generator::peek() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {seed_, offset_};
+}
+
 Generator& default_generator() {
   static Generator* generator = new Generator();
   return *generator;
+}
+
+void with_next_philox(Device device, const std::function<void(uint64_t, uint64_t)>& launch) {
+  if (!device.is_cuda() || !cuda::is_capturing(device.index)) {
+    const auto [seed, offset] = default_generator().next();
+    launch(seed, offset);
+    return;
+  }
+  cuda::run_updatable(device.index, [launch](bool executes) {
+    const auto [seed, offset] = executes ? default_generator().next() : default_generator().peek();
+    launch(seed, offset);
+  });
 }
 
 }  // namespace rcuda
@@ -50,14 +68,9 @@ template <typename Fill>
 const Tensor& fill_random(const Tensor& t, Fill fill) {
   if (t.numel() == 0) return t;
   t.storage()->bump_version();  // Note [Version counter] in rcuda/tensor/storage.h
-  const auto [seed, offset] = default_generator().next();
-  if (t.is_contiguous()) {
-    fill(t, seed, offset);
-  } else {
-    Tensor buffer = Tensor::empty(t.shape(), t.dtype(), t.device());
-    fill(buffer, seed, offset);
-    copy_(t, buffer);
-  }
+  const Tensor buffer = t.is_contiguous() ? t : Tensor::empty(t.shape(), t.dtype(), t.device());
+  with_next_philox(t.device(), [=](uint64_t seed, uint64_t offset) { fill(buffer, seed, offset); });
+  if (!buffer.is_same(t)) copy_(t, buffer);
   return t;
 }
 
@@ -72,7 +85,7 @@ const Tensor& uniform_(const Tensor& t, double low, double high) {
   check_floating_dtype("uniform_", t.dtype());
   RCUDA_CHECK(std::isfinite(low) && std::isfinite(high) && low <= high, ValueError,
               "uniform_: expects low <= high, both finite; got low ", low, ", high ", high);
-  return fill_random(t, [&](const Tensor& out, uint64_t seed, uint64_t offset) {
+  return fill_random(t, [=](const Tensor& out, uint64_t seed, uint64_t offset) {
     ops::backend_of(out).random_uniform(out, seed, offset, low, high);
   });
 }
@@ -81,7 +94,7 @@ const Tensor& normal_(const Tensor& t, double mean, double std) {
   check_floating_dtype("normal_", t.dtype());
   RCUDA_CHECK(std >= 0 && std::isfinite(std), ValueError,
               "normal_: std must be finite and non-negative, got ", std);
-  return fill_random(t, [&](const Tensor& out, uint64_t seed, uint64_t offset) {
+  return fill_random(t, [=](const Tensor& out, uint64_t seed, uint64_t offset) {
     ops::backend_of(out).random_normal(out, seed, offset, mean, std);
   });
 }
@@ -128,7 +141,7 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
   RCUDA_CHECK(low >= min && high - 1 <= max, ValueError, "randint: range [", low, ", ", high,
               ") does not fit dtype ", dtype_name(options.dtype));
   Tensor t = Tensor::empty(shape, options.dtype, options.device);
-  return fill_random(t, [&](const Tensor& out, uint64_t seed, uint64_t offset) {
+  return fill_random(t, [=](const Tensor& out, uint64_t seed, uint64_t offset) {
     ops::backend_of(out).random_int(out, seed, offset, low, high);
   });
 }

@@ -51,16 +51,20 @@ void Adagrad::check_options(const ParamGroup& group, size_t group_index) const {
 }
 
 void Adagrad::step_group(const ParamGroup& group, size_t group_index) {
-  const AdagradArgs args = read_args(name(), group, group_index);
+  read_args(name(), group, group_index);  // checks the options before anything runs
   for (const Bucket& b : buckets(group, group_index)) {
-    Backend::TensorList sums;
-    std::vector<int64_t> steps;
-    for (size_t i = 0; i < b.params.size(); ++i) {
-      ParamState& s = *b.states[i];
-      steps.push_back(++s.step);
-      sums.push_back(buffer(s, kSum, b.params[i], args.initial_accumulator_value));
-    }
-    backend_for(b.device).adagrad_step(b.params, b.grads, sums, steps, args.step);
+    // Note [Optimizer steps in CUDA graphs]
+    run_step(b, [this, b, group_index](bool executes) {
+      const AdagradArgs args = read_args(name(), param_groups()[group_index], group_index);
+      Backend::TensorList sums;
+      std::vector<int64_t> steps;
+      for (size_t i = 0; i < b.params.size(); ++i) {
+        ParamState& s = *b.states[i];
+        steps.push_back(executes ? ++s.step : s.step + 1);
+        sums.push_back(buffer(s, kSum, b.params[i], args.initial_accumulator_value));
+      }
+      backend_for(b.device).adagrad_step(b.params, b.grads, sums, steps, args.step);
+    });
     finish(b);
   }
 }

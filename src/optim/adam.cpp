@@ -61,20 +61,24 @@ void Adam::check_options(const ParamGroup& group, size_t group_index) const {
 }
 
 void Adam::step_group(const ParamGroup& group, size_t group_index) {
-  Backend::AdamStep args = read_args(name(), group, group_index);
-  args.decoupled_weight_decay = decoupled_weight_decay_;
+  read_args(name(), group, group_index);  // checks the options before anything runs
   for (const Bucket& b : buckets(group, group_index)) {
-    Backend::TensorList exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
-    std::vector<int64_t> steps;
-    for (size_t i = 0; i < b.params.size(); ++i) {
-      ParamState& s = *b.states[i];
-      steps.push_back(++s.step);
-      exp_avgs.push_back(buffer(s, kExpAvg, b.params[i]));
-      exp_avg_sqs.push_back(buffer(s, kExpAvgSq, b.params[i]));
-      if (args.amsgrad) max_exp_avg_sqs.push_back(buffer(s, kMaxExpAvgSq, b.params[i]));
-    }
-    backend_for(b.device).adam_step(b.params, b.grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
-                                    steps, args);
+    // Note [Optimizer steps in CUDA graphs]
+    run_step(b, [this, b, group_index](bool executes) {
+      Backend::AdamStep args = read_args(name(), param_groups()[group_index], group_index);
+      args.decoupled_weight_decay = decoupled_weight_decay_;
+      Backend::TensorList exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
+      std::vector<int64_t> steps;
+      for (size_t i = 0; i < b.params.size(); ++i) {
+        ParamState& s = *b.states[i];
+        steps.push_back(executes ? ++s.step : s.step + 1);
+        exp_avgs.push_back(buffer(s, kExpAvg, b.params[i]));
+        exp_avg_sqs.push_back(buffer(s, kExpAvgSq, b.params[i]));
+        if (args.amsgrad) max_exp_avg_sqs.push_back(buffer(s, kMaxExpAvgSq, b.params[i]));
+      }
+      backend_for(b.device).adam_step(b.params, b.grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                                      steps, args);
+    });
     finish(b);
   }
 }

@@ -2,6 +2,8 @@
 // The state dict is in state_dict.cpp.
 #include "rcuda/optim/optimizer.h"
 
+#include "rcuda/backend/cuda_graph.h"
+
 #include <unordered_set>
 #include <utility>
 
@@ -171,10 +173,28 @@ void Optimizer::finish(const Bucket& bucket) {
 Tensor& Optimizer::buffer(ParamState& state, size_t index, const Tensor& param, double initial) {
   Tensor& b = state.buffers[index];
   if (!b.defined()) {
+    check_state_outside_capture(param, buffer_names_[index].c_str());
     b = empty_like_layout(param, param.dtype());
     ops::fill_(b, initial);
   }
   return b;
+}
+
+void Optimizer::check_state_outside_capture(const Tensor& param, const char* what) const {
+  const Device d = param.device();
+  RCUDA_CHECK(!d.is_cuda() || !cuda::is_capturing(d.index), ValueError, name(),
+              ".step: a parameter has no ", what,
+              " yet, and under CUDA graph capture a new one would be zeroed again by every "
+              "replay: run one step before capturing");
+}
+
+void Optimizer::run_step(const Bucket& bucket, const std::function<void(bool)>& launch) {
+  const Device d = bucket.device;
+  if (d.is_cuda() && cuda::is_capturing(d.index)) {
+    cuda::run_updatable(d.index, launch);
+    return;
+  }
+  launch(true);
 }
 
 }  // namespace rcuda::optim

@@ -48,18 +48,22 @@ void RMSprop::check_options(const ParamGroup& group, size_t group_index) const {
 }
 
 void RMSprop::step_group(const ParamGroup& group, size_t group_index) {
-  const Backend::RmspropStep args = read_args(name(), group, group_index);
+  read_args(name(), group, group_index);  // checks the options before anything runs
   for (const Bucket& b : buckets(group, group_index)) {
-    Backend::TensorList square_avgs, momentum_buffers, grad_avgs;
-    for (size_t i = 0; i < b.params.size(); ++i) {
-      ParamState& s = *b.states[i];
-      ++s.step;
-      square_avgs.push_back(buffer(s, kSquareAvg, b.params[i]));
-      if (args.momentum > 0) momentum_buffers.push_back(buffer(s, kMomentumBuffer, b.params[i]));
-      if (args.centered) grad_avgs.push_back(buffer(s, kGradAvg, b.params[i]));
-    }
-    backend_for(b.device).rmsprop_step(b.params, b.grads, square_avgs, momentum_buffers, grad_avgs,
-                                       args);
+    // Note [Optimizer steps in CUDA graphs]
+    run_step(b, [this, b, group_index](bool executes) {
+      const Backend::RmspropStep args = read_args(name(), param_groups()[group_index], group_index);
+      Backend::TensorList square_avgs, momentum_buffers, grad_avgs;
+      for (size_t i = 0; i < b.params.size(); ++i) {
+        ParamState& s = *b.states[i];
+        if (executes) ++s.step;
+        square_avgs.push_back(buffer(s, kSquareAvg, b.params[i]));
+        if (args.momentum > 0) momentum_buffers.push_back(buffer(s, kMomentumBuffer, b.params[i]));
+        if (args.centered) grad_avgs.push_back(buffer(s, kGradAvg, b.params[i]));
+      }
+      backend_for(b.device).rmsprop_step(b.params, b.grads, square_avgs, momentum_buffers,
+                                         grad_avgs, args);
+    });
     finish(b);
   }
 }

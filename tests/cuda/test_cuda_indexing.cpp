@@ -81,10 +81,13 @@ void expect_match(const Tensor& gpu, const Tensor& cpu, double tol, const std::s
   EXPECT_TRUE(test::all_close(values(gpu), values(cpu), tol)) << what;
 }
 
+// f() launches work with a bad index; the IndexError comes at the next synchronisation (Note
+// [Deferred device errors]), never later.
 template <typename F>
 void expect_index_error(F&& f, const std::vector<std::string>& parts) {
   try {
     f();
+    cuda::synchronize(0);
     ADD_FAILURE() << "expected IndexError";
   } catch (const IndexError& e) {
     for (const std::string& part : parts)
@@ -351,6 +354,42 @@ TEST(CudaIndexing, OutOfRangeIndexThrowsIndexErrorAndTheProcessKeepsWorking) {
   expect_match(index_select(x, 0, ok), index_select(to(x, kCpu), 0, to(ok, kCpu)), 0, "after");
   expect_match(add(x, 1.0), add(to(x, kCpu), 1.0), 0, "after");
   cuda::synchronize(0);
+}
+
+TEST(CudaIndexing, OutOfRangeIndexIsRaisedAtTheNextSynchronisationOnce) {
+  RCUDA_REQUIRE_CUDA();
+  const Tensor x = on_cuda(random_tensor({4, 3}, DType::Float64));
+  const Tensor bad = on_cuda(tensor_of({2, 9, 0}, {3}, DType::Int64));
+  // The launch returns without waiting for the device; its bad row reads as zeros.
+  Tensor picked;
+  ASSERT_NO_THROW(picked = index_select(x, 0, bad));
+  expect_index_error([] {}, {"index_select", "index 9", "dim 0", "size 4", "cuda:0"});
+  // Reported once: the values are there, the bad row zero, and nothing is raised again.
+  const std::vector<double> got = values(picked), all = values(x);
+  for (int64_t j = 0; j < 3; ++j) {
+    EXPECT_EQ(got[j], all[2 * 3 + j]);
+    EXPECT_EQ(got[3 + j], 0.0);
+    EXPECT_EQ(got[6 + j], all[j]);
+  }
+  EXPECT_NO_THROW(cuda::synchronize(0));
+  // The next op that can report raises a pending report (when the bad launch has run by then),
+  // or the synchronisation after it does.
+  expect_index_error(
+      [&] {
+        gather(x, 1, on_cuda(tensor_of({0, 5}, {1, 2}, DType::Int64)));
+        index_select(x, 0, on_cuda(tensor_of({1}, {1}, DType::Int64)));
+      },
+      {"gather", "index 5", "dim 1", "size 3"});
+  // A copy to the host is a synchronisation too; the first report wins over later ones.
+  try {
+    scatter_add(x, 0, on_cuda(tensor_of({-2}, {1, 1}, DType::Int64)), x);
+    index_select(x, 1, on_cuda(tensor_of({7}, {1}, DType::Int64)));
+    values(x);
+    ADD_FAILURE() << "expected IndexError";
+  } catch (const IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("scatter_add: index -2"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(cuda::synchronize(0));
 }
 
 // ---- random streams --------------------------------------------------------------------------

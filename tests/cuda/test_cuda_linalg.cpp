@@ -250,6 +250,46 @@ TEST(CudaMatmulTest, MmBmmAndAddmm) {
   }
 }
 
+// linear's parameter gradients (cuBLASLt's bias-gradient epilogue where it has one) against the
+// CPU's product and sum, for contiguous, transposed and stepped grad_out and x.
+TEST(CudaMatmulTest, LinearWeightGradsMatchTheCpu) {
+  RCUDA_REQUIRE_CUDA();
+  AllowTf32 tf32(false);
+  struct Case {
+    int64_t m, n, k;
+  };
+  for (DType dtype : test::floating_dtypes()) {
+    for (const Case& c :
+         std::vector<Case>{{256, 512, 784}, {1, 10, 128}, {7, 5, 13}, {300, 3, 9}}) {
+      const std::string what = std::string(dtype_name(dtype)) + " m " + std::to_string(c.m) +
+                               " n " + std::to_string(c.n) + " k " + std::to_string(c.k);
+      const double tol = gemm_tolerance(dtype, c.m);
+      for (const Operand& g :
+           {operand({c.m, c.n}, dtype), column_major(c.m, c.n, dtype), stepped(c.m, c.n, dtype)}) {
+        for (const Operand& x : {operand({c.m, c.k}, dtype), column_major(c.m, c.k, dtype)}) {
+          const ops::LinearWeightGrads gpu = ops::linear_weight_grads(g.cuda, x.cuda);
+          const ops::LinearWeightGrads cpu = ops::linear_weight_grads(g.cpu, x.cpu);
+          EXPECT_TRUE(matches(gpu.weight, cpu.weight, tol)) << what << " weight";
+          EXPECT_TRUE(matches(gpu.bias, cpu.bias, tol)) << what << " bias";
+        }
+      }
+    }
+    // No rows: zero gradients.
+    const Operand g = operand({0, 4}, dtype), x = operand({0, 3}, dtype);
+    const ops::LinearWeightGrads none = ops::linear_weight_grads(g.cuda, x.cuda);
+    EXPECT_TRUE(matches(none.weight, ops::zeros({4, 3}, dtype), 0));
+    EXPECT_TRUE(matches(none.bias, ops::zeros({4}, dtype), 0));
+  }
+  // The fused kernel runs for float32 on the GPUs rcuda builds for (cuBLASLt has had BGRADB
+  // since CUDA 11.4); the values above are checked whichever path ran.
+  const Operand g = operand({64, 32}, DType::Float32), x = operand({64, 48}, DType::Float32);
+  const Tensor gw = Tensor::empty({32, 48}, DType::Float32, kCuda);
+  const Tensor gb = Tensor::empty({32}, DType::Float32, kCuda);
+  EXPECT_TRUE(backend_for(kCuda).linear_weight_grad(gw, gb, g.cuda, x.cuda));
+  EXPECT_THROW(ops::linear_weight_grads(g.cuda, operand({63, 48}, DType::Float32).cuda),
+               ShapeError);
+}
+
 // The gemm primitive writes into column-major, stepped and batched column-major outputs, and
 // honours beta over their old values.
 TEST(CudaMatmulTest, GemmIntoColumnMajorAndSteppedOutputs) {

@@ -203,11 +203,23 @@ TEST(CudaNnIndexAdd, NonContiguousSelfAlphaOutOfRangeAndEmbedding) {
   const Tensor gpu = transposed_on_cuda(self);
   ops::index_add_(gpu, 0, on_cuda(index), on_cuda(source), 0.5);
   EXPECT_TRUE(test::all_close(values(gpu), values(cpu), 4e-5));
-  // On the GPU an out-of-range index is skipped (the CPU throws): the rest is added.
+  // On the GPU an out-of-range index is skipped and raised at the next synchronisation (the CPU
+  // throws at once): the rest is added.
   const Tensor bad = test::tensor_of({0, 25, 3, -1}, {4}, DType::Int64);
   const Tensor rows = random_tensor({4, 70}, DType::Float64);
   const Tensor skipped = ops::zeros({20, 70}, {DType::Float64, kCuda});
   ops::index_add_(skipped, 0, on_cuda(bad), on_cuda(rows));
+  try {
+    cuda::synchronize(0);
+    ADD_FAILURE() << "expected IndexError";
+  } catch (const IndexError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("index_add: index 25 is out of bounds for dim 0 with size 20") !=
+                    std::string::npos ||
+                what.find("index_add: index -1 is out of bounds for dim 0 with size 20") !=
+                    std::string::npos)
+        << what;
+  }
   const Tensor expected = ops::zeros({20, 70}, DType::Float64);
   ops::index_add_(expected, 0, test::tensor_of({0, 3}, {2}, DType::Int64),
                   ops::index_select(rows, 0, test::tensor_of({0, 2}, {2}, DType::Int64)));

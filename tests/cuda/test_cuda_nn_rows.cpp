@@ -211,17 +211,29 @@ TEST(CudaNnCrossEntropy, SpatialInputsEmptyAndOutOfRangeTargets) {
   const Tensor empty = Tensor::empty({0, 5}, DType::Float32, kCuda);
   const Tensor no_targets = Tensor::empty({0}, DType::Int64, kCuda);
   EXPECT_TRUE(std::isnan(values(ops::cross_entropy(empty, no_targets))[0]));
-  // An out-of-range class: the CPU throws, the GPU gives NaN for that row (no synchronisation).
+  // An out-of-range class: the CPU throws at once; the GPU gives NaN for that row and raises the
+  // IndexError at the next synchronisation (Note [Deferred device errors]), once.
   const Tensor bad = test::tensor_of({1, 9, 2}, {3}, DType::Int64);
   const Tensor z = random_tensor({3, 5}, DType::Float32);
   EXPECT_THROW(ops::cross_entropy(z, bad), IndexError);
   options = {};
   options.reduction = "none";
   const ops::CrossEntropyForward f = ops::cross_entropy_forward(on_cuda(z), on_cuda(bad), options);
+  try {
+    cuda::synchronize(0);
+    ADD_FAILURE() << "expected IndexError";
+  } catch (const IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("cross_entropy: target 9 is out of bounds for 5 classes "
+                                         "(row 1)"),
+              std::string::npos)
+        << e.what();
+  }
   const std::vector<double> loss = values(f.loss);
   EXPECT_FALSE(std::isnan(loss[0]));
   EXPECT_TRUE(std::isnan(loss[1]));
-  EXPECT_TRUE(std::isnan(values(ops::cross_entropy(on_cuda(z), on_cuda(bad)))[0]));  // mean
+  const Tensor mean = ops::cross_entropy(on_cuda(z), on_cuda(bad));
+  EXPECT_THROW(cuda::synchronize(0), IndexError);
+  EXPECT_TRUE(std::isnan(values(mean)[0]));
   const std::vector<double> grad = values(
       ops::cross_entropy_backward(on_cuda(ops::ones({3})), on_cuda(z), on_cuda(bad), f, options));
   EXPECT_FALSE(std::isnan(grad[0]));

@@ -182,6 +182,16 @@ class Backend {
   // same; K may be 0. The CUDA backend adds the bias in cuBLASLt's epilogue (one kernel).
   virtual void linear(const Tensor& out, const Tensor& x, const Tensor& weight,
                       const Tensor& bias) = 0;
+  // linear's parameter gradients in one pass where the backend has one: grad_weight [N,K] =
+  // grad_out [M,N]^T @ x [M,K] and grad_bias [N] = grad_out summed over its M rows; grad_weight
+  // and grad_bias contiguous, M > 0, floating dtypes, all the same. Returns false, having written
+  // nothing, where it has none (the caller then forms them apart): the CUDA backend uses
+  // cuBLASLt's bias-gradient epilogue when the heuristic offers it for the problem.
+  virtual bool linear_weight_grad(const Tensor& grad_weight, const Tensor& grad_bias,
+                                  const Tensor& grad_out, const Tensor& x) {
+    (void)grad_weight, (void)grad_bias, (void)grad_out, (void)x;
+    return false;
+  }
   // out [M,N] (float32, float16 or bfloat16) = (scale_a * a) @ (scale_b * b) for float8 a [M,K]
   // row-major and b [K,N] column-major (the layouts cuBLASLt's fp8 kernels read, Note [fp8
   // operand layouts] in src/ops/linalg.cpp), K and N multiples of 16, K > 0; scale_a and
@@ -199,7 +209,10 @@ class Backend {
                           int64_t high) = 0;
 
   // Indexing: every operand has at least one dim (ops turn 0-dim ones into 1-element 1-D).
-  // index is Int64 1-D; out = in with dim indexed by index. IndexError for out-of-range.
+  // index is Int64 1-D; out = in with dim indexed by index. An index out of range is IndexError:
+  // raised at once on the CPU; on the GPU, which does not synchronise to find out, at the next
+  // synchronisation with the device (Note [Deferred device errors], cuda/device_errors.h),
+  // with 0 written for gathered elements and skipped scattered ones.
   virtual void index_select(const Tensor& out, const Tensor& in, int64_t dim,
                             const Tensor& index) = 0;
   // out (index's shape) [.., i, ..] = in[.., index[.., i, ..], ..] along dim.
@@ -247,7 +260,7 @@ class Backend {
   //   the sum of row_weight) and logsumexp 0 (not computed). A t outside [0, C) otherwise is a data
   //   error: the CPU throws IndexError naming the op and the value; the GPU, which cannot throw
   //   without synchronising, writes NaN to that row's loss and row_weight, so the reduced loss and
-  //   every gradient are NaN.
+  //   every gradient are NaN, and raises the IndexError at its next synchronisation.
   // - probabilities (target [rows, C] contiguous, the logits' dtype): with t' = (1 - s) t + s/C,
   //     loss = sum_c w[c] t'[c] (lse - z[c]); row_weight is undefined (not written).
   // loss, row_weight and logsumexp are contiguous [rows] in the statistics dtype (float64 for
@@ -279,7 +292,8 @@ class Backend {
   // out[.., index[i], ..] += src[.., i, ..] along dim (PyTorch's index_add_): out and src
   // contiguous, one dtype, the same sizes but along dim, where src has index.numel(); index
   // Int64 1-D contiguous. An index outside [0, out.size(dim)) is a data error: the CPU throws
-  // IndexError before writing anything; the GPU skips that entry (checking would synchronise).
+  // IndexError before writing anything; the GPU skips that entry and raises the IndexError at
+  // its next synchronisation (checking at once would synchronise).
   // The GPU adds with atomics, so floating sums over repeated indices may differ in their last
   // bits from run to run; the CPU adds in index order.
   virtual void index_add(const Tensor& out, int64_t dim, const Tensor& index,

@@ -21,6 +21,14 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 // for all (nn::linear checks and records; this is its forward).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 
+// linear's weight and bias gradients from grad_out [M,N] and x [M,K] (2-D, one dtype and
+// device): {grad_out^T @ x, grad_out summed over dim 0}, in one fused product where the backend
+// has one (cuBLASLt's bias-gradient epilogue on CUDA), else a product and a sum.
+struct LinearWeightGrads {
+  Tensor weight, bias;
+};
+LinearWeightGrads linear_weight_grads(const Tensor& grad_out, const Tensor& x);
+
 // torch._scaled_mm with per-tensor scales: (scale_a * a) @ (scale_b * b) in out_dtype
 // (bfloat16, float16 or float32), accumulated in float32. a [M,K] and b [K,N] are float8
 // (e4m3fn x e4m3fn, e4m3fn x e5m2 or e5m2 x e4m3fn); scale_a and scale_b are one-element

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include "rcuda/ops/creation.h"
@@ -19,6 +20,8 @@ class Generator {
   void set_offset(uint64_t offset);
   // Returns the (seed, offset) for one call and advances the offset.
   std::pair<uint64_t, uint64_t> next();
+  // What next() would return, without advancing.
+  std::pair<uint64_t, uint64_t> peek() const;
 
  private:
   mutable std::mutex mutex_;
@@ -28,6 +31,13 @@ class Generator {
 
 // The process-wide generator (shared by all devices, so a seed reproduces across them).
 Generator& default_generator();
+
+// launch(seed, offset) with the default generator's next step. While this thread captures a
+// CUDA graph on `device`, the launch is recorded without taking a step, and every replay takes
+// the next one (Note [Updatable launches] in rcuda/backend/cuda_graph.h): a replayed step draws
+// the numbers an eager step in its place would. `launch` may only call the backend's random
+// primitive.
+void with_next_philox(Device device, const std::function<void(uint64_t, uint64_t)>& launch);
 
 }  // namespace rcuda
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -133,6 +134,18 @@ class Optimizer {
   // The buffer `index` of a parameter's state (its staged copy's shape, dtype, device),
   // created filled with `initial` when undefined.
   Tensor& buffer(ParamState& state, size_t index, const Tensor& param, double initial = 0);
+  // Note [Optimizer steps in CUDA graphs]
+  // launch(executes) makes the bucket's backend call; run_step runs it now, and, while this
+  // thread captures a CUDA graph on the bucket's device, again before every replay
+  // (run_updatable in rcuda/backend/cuda_graph.h). So each replay is a real step: launch reads
+  // the group's options (a changed lr applies) and advances the step counts when `executes`; at
+  // capture, where nothing runs, it counts nothing (executes is false). The state must exist
+  // before the capture (a state made inside would be zeroed again by every replay), and the
+  // optimizer must outlive the graph.
+  void run_step(const Bucket& bucket, const std::function<void(bool executes)>& launch);
+  // ValueError naming `what` when this thread captures on `param`'s device (the state `what`
+  // of a parameter is missing there).
+  void check_state_outside_capture(const Tensor& param, const char* what) const;
 
  private:
   std::string name_;

@@ -11,6 +11,16 @@
 // is in use; RCUDA_CUDA_POOL_RELEASE_THRESHOLD (bytes, or with a K/M/G suffix) or
 // set_release_threshold() changes the default, e.g. 0 to share a GPU with other processes.
 //
+// Note [Blocks kept on the host]
+// The pool's calls cost host time (about 2 us each for cudaMallocFromPoolAsync and cudaFreeAsync
+// on the H200 machine), and a small training step allocates and frees some 40 tensors: a tenth
+// of the step. A step frees and asks for the same sizes in the same order every time, so the
+// allocator keeps blocks it frees (up to kMaxKeptBlockBytes each, kMaxKeptBytes in all) in a list
+// per stream and size, and gives them to the next request for that size on that stream. Stream
+// order makes this exactly as safe as the pool's own reuse: the block's earlier users were
+// enqueued on that stream before anything that receives it. Blocks freed on one stream never go
+// to another. empty_cache() and the out-of-memory retry return the kept blocks to the pool first.
+//
 // On failure: the registered OOM hooks run (the R package's runs R's garbage collector, whose
 // finalizers free tensors), the stream is synchronised so pending frees complete, the pool is
 // trimmed, and the allocation is retried once; then OutOfMemoryError names the requested, free
@@ -22,7 +32,10 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "backend/cuda/graph_capture.h"
 #include "backend/cuda/pinned.h"
 #include "rcuda/backend/cuda.h"
 #include "runtime.h"
@@ -89,16 +102,29 @@ class CudaPoolAllocator final : public Allocator {
 
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    DeviceGuard guard(device_);
+    const size_t rounded = rounded_size(nbytes);
+    // Note [Graph memory] (graph_pool.cpp): a capture's tensors live in its graph's pool.
+    void* ptr = allocate_for_capture(device_, rounded);
+    if (ptr != nullptr) {
+      count_allocation(nbytes);
+      return ptr;
+    }
     cudaStream_t stream = current_stream(device_);
-    void* ptr = nullptr;
-    // Whole 16-byte units: kernels may read a tensor's last aligned word or vector (the CAS of
-    // a uint8 atomic, a 16-byte load of a tail), which must stay inside the allocation.
-    const size_t rounded = (nbytes + 15) & ~size_t{15};
+    ptr = take_kept(stream, rounded);  // Note [Blocks kept on the host]
+    if (ptr != nullptr) {
+      count_allocation(nbytes);
+      if (poison_) {
+        DeviceGuard guard(device_);
+        RCUDA_CUDA_CHECK(cudaMemsetAsync(ptr, 0xFF, rounded, stream));
+      }
+      return ptr;
+    }
+    DeviceGuard guard(device_);
     cudaError_t status = cudaMallocFromPoolAsync(&ptr, rounded, pool_, stream);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       run_oom_hooks(nbytes);
+      release_kept();
       RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream));
       RCUDA_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
       status = cudaMallocFromPoolAsync(&ptr, rounded, pool_, stream);
@@ -116,28 +142,26 @@ class CudaPoolAllocator final : public Allocator {
                              nbytes, free_bytes, total);
     }
     RCUDA_CUDA_CHECK(status);
-    const int64_t now =
-        allocated_.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
-    int64_t peak = peak_.load();
-    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-    }
-    allocations_.fetch_add(1);
+    count_allocation(nbytes);
     if (poison_) RCUDA_CUDA_CHECK(cudaMemsetAsync(ptr, 0xFF, rounded, stream));
     return ptr;
   }
 
   void deallocate(void* ptr, size_t nbytes) override {
     if (ptr == nullptr) return;
-    // Never throws: called from destructors. A failure here means the context is gone
-    // (process exit), when there is nothing left to free.
-    int previous = -1;
-    cudaGetDevice(&previous);
-    if (previous != device_) cudaSetDevice(device_);
-    if (cudaFreeAsync(ptr, current_stream(device_)) != cudaSuccess) cudaGetLastError();
-    if (previous != device_ && previous >= 0) cudaSetDevice(previous);
     allocated_.fetch_sub(static_cast<int64_t>(nbytes));
     frees_.fetch_add(1);
+    if (release_graph_block(ptr)) return;  // Note [Graph memory]
+    // An ordinary block freed inside a capture: the graph may read it, so it waits for the
+    // graph's reset.
+    if (hold_until_reset(device_, ptr, &free_held)) return;
+    cudaStream_t stream = current_stream(device_);
+    if (keep(stream, ptr, rounded_size(nbytes))) return;
+    free_to_pool(ptr, stream);
   }
+
+  // After a graph's reset (its replays done): a block held since its capture.
+  static void free_held(int device, void* ptr);
 
   Device device() const override { return Device(DeviceType::CUDA, device_); }
 
@@ -164,6 +188,8 @@ class CudaPoolAllocator final : public Allocator {
   }
 
   void empty_cache() override {
+    check_not_capturing(device_, "empty_cache");
+    release_kept();
     DeviceGuard guard(device_);
     RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(device_)));
     RCUDA_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
@@ -179,6 +205,66 @@ class CudaPoolAllocator final : public Allocator {
   }
 
  private:
+  // Note [Blocks kept on the host]
+  static constexpr size_t kMaxKeptBlockBytes = size_t{4} << 20;
+  static constexpr size_t kMaxKeptBytes = size_t{128} << 20;
+  using KeptKey = std::pair<cudaStream_t, size_t>;
+
+  // Whole 16-byte units: kernels may read a tensor's last aligned word or vector (the CAS of a
+  // uint8 atomic, a 16-byte load of a tail), which must stay inside the allocation.
+  static size_t rounded_size(size_t nbytes) { return (nbytes + 15) & ~size_t{15}; }
+
+  void count_allocation(size_t nbytes) {
+    const int64_t now =
+        allocated_.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
+    int64_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+    allocations_.fetch_add(1);
+  }
+
+  void* take_kept(cudaStream_t stream, size_t rounded) {
+    if (rounded > kMaxKeptBlockBytes) return nullptr;
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    const auto it = kept_.find(KeptKey{stream, rounded});
+    if (it == kept_.end() || it->second.empty()) return nullptr;
+    void* ptr = it->second.back();
+    it->second.pop_back();
+    kept_bytes_ -= rounded;
+    return ptr;
+  }
+
+  bool keep(cudaStream_t stream, void* ptr, size_t rounded) {
+    if (rounded > kMaxKeptBlockBytes) return false;
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    if (kept_bytes_ + rounded > kMaxKeptBytes) return false;
+    kept_[KeptKey{stream, rounded}].push_back(ptr);
+    kept_bytes_ += rounded;
+    return true;
+  }
+
+  // Never throws: called from destructors. A failure here means the context is gone (process
+  // exit), when there is nothing left to free.
+  void free_to_pool(void* ptr, cudaStream_t stream) {
+    int previous = -1;
+    cudaGetDevice(&previous);
+    if (previous != device_) cudaSetDevice(device_);
+    if (cudaFreeAsync(ptr, stream) != cudaSuccess) cudaGetLastError();
+    if (previous != device_ && previous >= 0) cudaSetDevice(previous);
+  }
+
+  // Every kept block back to the pool, freed on the stream it was kept for.
+  void release_kept() {
+    std::map<KeptKey, std::vector<void*>> kept;
+    {
+      std::lock_guard<std::mutex> lock(kept_mutex_);
+      kept.swap(kept_);
+      kept_bytes_ = 0;
+    }
+    for (auto& [key, blocks] : kept)
+      for (void* ptr : blocks) free_to_pool(ptr, key.first);
+  }
+
   void run_oom_hooks(size_t nbytes) {
     std::map<int, std::function<void(int, size_t)>> hooks;
     {
@@ -197,8 +283,18 @@ class CudaPoolAllocator final : public Allocator {
   int device_;
   const bool poison_;  // Note [Poisoned allocations]
   cudaMemPool_t pool_ = nullptr;
+  std::mutex kept_mutex_;
+  std::map<KeptKey, std::vector<void*>> kept_;
+  size_t kept_bytes_ = 0;
   std::atomic<int64_t> allocated_{0}, peak_{0}, allocations_{0}, frees_{0}, ooms_{0}, retries_{0};
 };
+
+CudaPoolAllocator& pool_for(int device);
+
+void CudaPoolAllocator::free_held(int device, void* ptr) {
+  CudaPoolAllocator& pool = pool_for(device);
+  pool.free_to_pool(ptr, current_stream(device));
+}
 
 CudaPoolAllocator& pool_for(int device) {
   static std::once_flag once[kMaxDevices];

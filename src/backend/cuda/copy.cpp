@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/device_errors.h"
+#include "backend/cuda/graph_capture.h"
 #include "backend/cuda/kernels/copy.h"
 #include "backend/cuda/pinned.h"
 #include "backend/cuda/runtime.h"
@@ -22,6 +24,8 @@ Tensor host_contiguous(const Tensor& t) {
 
 void host_to_device(const Tensor& dst, const Tensor& src) {
   const int device = dst.device().index;
+  // A captured copy would read the host buffer again at every replay, long after it is gone.
+  check_not_capturing(device, "copy from the host");
   DeviceGuard guard(device);
   const Tensor host = host_contiguous(src);
   const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
@@ -36,6 +40,7 @@ void host_to_device(const Tensor& dst, const Tensor& src) {
 
 void device_to_host(const Tensor& dst, const Tensor& src) {
   const int device = src.device().index;
+  check_not_capturing(device, "copy to the host");
   DeviceGuard guard(device);
   Tensor from = src;
   if (!src.is_contiguous() || src.dtype() != dst.dtype()) {
@@ -46,11 +51,14 @@ void device_to_host(const Tensor& dst, const Tensor& src) {
   RCUDA_CUDA_CHECK(cudaMemcpyAsync(host.data_ptr(), from.data_ptr(), nbytes(from),
                                    cudaMemcpyDeviceToHost, current_stream(device)));
   RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(device)));
+  check_device_errors(device);  // Note [Deferred device errors]
   if (!host.is_same(dst)) backend_for(Device(DeviceType::CPU)).copy(dst, host);
 }
 
 void device_to_device(const Tensor& dst, const Tensor& src) {
   const int to = dst.device().index, from = src.device().index;
+  check_not_capturing(from, "copy between devices");
+  check_not_capturing(to, "copy between devices");
   Tensor packed = src;
   if (!src.is_contiguous()) {
     packed = Tensor::empty(src.shape(), src.dtype(), src.device());
@@ -60,6 +68,7 @@ void device_to_device(const Tensor& dst, const Tensor& src) {
   {
     DeviceGuard guard(from);
     RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(from)));
+    check_device_errors(from);
   }
   DeviceGuard guard(to);
   const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
@@ -69,6 +78,7 @@ void device_to_device(const Tensor& dst, const Tensor& src) {
   if (!direct) device_copy(dst, landing);
   // `packed` may be a temporary on the source device: keep it alive until the copy is done.
   RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(to)));
+  check_device_errors(to);
 }
 
 }  // namespace
@@ -92,8 +102,10 @@ void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
 
 void CudaBackend::synchronize(int device_index) {
   check_device_index(device_index, "synchronize");
+  check_not_capturing(device_index, "synchronize");
   DeviceGuard guard(device_index);
   RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(device_index)));
+  check_device_errors(device_index);
 }
 
 }  // namespace rcuda::cuda

@@ -162,6 +162,8 @@ struct LtProblem {
   const void* scale_a = nullptr;  // fp8 only: device float32 scales of A and B
   const void* scale_b = nullptr;
   const void* bias = nullptr;  // D's type, one per row of D (cuBLASLt's bias epilogue), or none
+  // BIAS adds bias; BGRADB writes into it the sums of B over K, one per column of D.
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
 };
 
 size_t type_size(cudaDataType_t type) {
@@ -192,6 +194,7 @@ uint32_t alignment(const LtMatrix& m, int64_t batch) {
 struct CachedAlgo {
   cublasLtMatmulAlgo_t algo;
   size_t workspace_bytes;
+  bool found;  // false: the heuristic has no algorithm for the problem
 };
 
 // Everything the heuristic sees of a problem (its pointers only through their alignment).
@@ -207,7 +210,7 @@ ProblemKey problem_key(const LtProblem& p) {
       alignment(p.b, p.batch),
       alignment(p.d, p.batch),
       p.scale_a != nullptr,
-      p.bias != nullptr,
+      p.epilogue,
       p.bias != nullptr
           ? alignment(LtMatrix{p.d.type, CUBLAS_OP_N, 0, 0, 1, 0, const_cast<void*>(p.bias)}, 1)
           : 0};
@@ -238,7 +241,8 @@ std::string describe(const LtProblem& p) {
                         p.batch, ", compute type ", static_cast<int>(p.compute));
 }
 
-// The heuristic's best algorithm for p, from the cache when p's configuration was seen before.
+// The heuristic's best algorithm for p, from the cache when p's configuration was seen before;
+// found is false when it has none (a fused epilogue the problem's types or layouts lack).
 CachedAlgo find_algo(const LtProblem& p, const ProblemKey& key, const MatmulDesc& desc,
                      const MatrixLayout& a, const MatrixLayout& b, const MatrixLayout& d) {
   const uint32_t align_a = static_cast<uint32_t>(key[4]), align_b = static_cast<uint32_t>(key[5]),
@@ -260,12 +264,9 @@ CachedAlgo find_algo(const LtProblem& p, const ProblemKey& key, const MatmulDesc
   const cublasStatus_t status =
       cublasLtMatmulAlgoGetHeuristic(lt_handle(p.device), desc.get(), a.get(), b.get(), d.get(),
                                      d.get(), pref.get(), 1, &result, &found);
-  RCUDA_CHECK(
-      status != CUBLAS_STATUS_NOT_SUPPORTED && (status != CUBLAS_STATUS_SUCCESS || found > 0),
-      CudaError, "cublasLtMatmulAlgoGetHeuristic found no algorithm for ", describe(p),
-      " (alignments ", align_a, "/", align_b, "/", align_d, " bytes)");
-  RCUDA_CUBLAS_CHECK(status);
-  const CachedAlgo entry{result.algo, result.workspaceSize};
+  if (status != CUBLAS_STATUS_NOT_SUPPORTED) RCUDA_CUBLAS_CHECK(status);
+  const CachedAlgo entry{result.algo, result.workspaceSize,
+                         status == CUBLAS_STATUS_SUCCESS && found > 0};
   std::lock_guard<std::mutex> lock(cache.mutex);
   cache.entries.emplace(key, entry);
   return entry;
@@ -281,7 +282,8 @@ struct Plan {
     desc.set(CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.a.op));
     desc.set(CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.b.op));
     if (p.scale_a != nullptr) desc.set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // torch's
-    if (p.bias != nullptr) desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    if (p.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+      desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, p.epilogue);
     // The heuristic sees the epilogue but not the pointers: set them to something first.
     set_pointers(p);
     algo = find_algo(p, key, desc, a, b, d);
@@ -314,10 +316,16 @@ Plan& plan_for(const LtProblem& p) {
   return *plans.emplace(key, std::move(plan)).first->second;
 }
 
-// Runs p with p.batch <= kMaxBatchCount.
-void run_chunk(const LtProblem& p) {
+// Runs p with p.batch <= kMaxBatchCount; false, running nothing, when the heuristic has no
+// algorithm for a fused epilogue; CudaError when it has none for a plain product.
+bool run_chunk(const LtProblem& p) {
   Plan& plan = plan_for(p);
   const CachedAlgo& algo = plan.algo;
+  if (!algo.found) {
+    RCUDA_CHECK(p.epilogue == CUBLASLT_EPILOGUE_BGRADB, CudaError,
+                "cublasLtMatmulAlgoGetHeuristic found no algorithm for ", describe(p));
+    return false;
+  }
   // Freed stream-ordered when this returns: the pool hands the same block to the next call.
   Tensor workspace;
   if (algo.workspace_bytes > 0)
@@ -328,6 +336,7 @@ void run_chunk(const LtProblem& p) {
                                     plan.d.get(), p.d.data, plan.d.get(), &algo.algo,
                                     workspace.defined() ? workspace.data_ptr() : nullptr,
                                     algo.workspace_bytes, current_stream(p.device)));
+  return true;
 }
 
 void* advance(const LtMatrix& m, int64_t batches) {
@@ -335,8 +344,10 @@ void* advance(const LtMatrix& m, int64_t batches) {
          batches * m.batch_stride * static_cast<int64_t>(type_size(m.type));
 }
 
-// Runs p on the device's current stream, the batch in chunks of kMaxBatchCount.
-void lt_matmul(const LtProblem& p) {
+// Runs p on the device's current stream, the batch in chunks of kMaxBatchCount (a fused
+// bias-gradient epilogue only in one chunk). False as run_chunk.
+bool lt_matmul(const LtProblem& p) {
+  if (p.batch <= kMaxBatchCount) return run_chunk(p);
   for (int64_t start = 0; start < p.batch; start += kMaxBatchCount) {
     LtProblem chunk = p;
     chunk.batch = std::min(kMaxBatchCount, p.batch - start);
@@ -345,6 +356,7 @@ void lt_matmul(const LtProblem& p) {
     chunk.d.data = advance(p.d, start);
     run_chunk(chunk);
   }
+  return true;
 }
 
 // ---- Layouts of rcuda matrices ----
@@ -439,10 +451,13 @@ void scale_output(Backend& backend, const Tensor& out, double beta) {
   backend.binary(BinaryOp::Mul, out, out, factor.expand(out.shape()));
 }
 
-// out = alpha a b + beta out through cublasLtMatmul; with `bias`, out must be a contiguous
-// [1,M,N] and bias [N] is added in the epilogue.
-void gemm_lt(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta,
-             const GemmTypes& types, const void* bias) {
+// out = alpha a b + beta out through cublasLtMatmul. With an epilogue, out must be a contiguous
+// [1,M,N]: BIAS adds bias [N] to every row of out; BGRADB writes into bias [M] the row sums of a
+// (the sums over the product's K; see linear_weight_grad). False, having run nothing, when
+// cuBLASLt has no algorithm for a BGRADB problem.
+bool gemm_lt(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta,
+             const GemmTypes& types, const void* bias,
+             cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT) {
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
   const int device = out.device().index;
 
@@ -479,8 +494,10 @@ void gemm_lt(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, 
   RCUDA_CHECK(bias == nullptr || (direct && c_view.row_major && batch == 1), InternalError,
               "linear: the bias epilogue needs a contiguous output");
   p.bias = bias;
-  lt_matmul(p);
+  p.epilogue = epilogue;
+  if (!lt_matmul(p)) return false;
   if (!direct) device_copy(out, c);
+  return true;
 }
 
 }  // namespace
@@ -518,7 +535,24 @@ void CudaBackend::linear(const Tensor& out, const Tensor& x, const Tensor& weigh
   }
   DeviceGuard guard(out.device().index);
   check_sizes("linear", m, n, k);
-  gemm_lt(out3, x3, w3, 1.0, 0.0, types, bias.data_ptr());
+  gemm_lt(out3, x3, w3, 1.0, 0.0, types, bias.data_ptr(), CUBLASLT_EPILOGUE_BIAS);
+}
+
+// grad_weight [N,K] = grad_out^T x with grad_bias in the same kernel: in the row-major mapping
+// (Note [cuBLASLt row-major products]) cuBLASLt's D is grad_weight^T [K,N] = x^T grad_out, its B
+// is grad_out [M,N] and the GEMM's K is M, so BGRADB's sums of B over K, one per column of D,
+// are grad_out's column sums: grad_bias.
+bool CudaBackend::linear_weight_grad(const Tensor& grad_weight, const Tensor& grad_bias,
+                                     const Tensor& grad_out, const Tensor& x) {
+  const int64_t n = grad_weight.size(0), k = grad_weight.size(1), m = x.size(0);
+  if (grad_weight.dtype() == DType::Float64 || m == 0 || n == 0 || k == 0 ||
+      !grad_weight.is_contiguous() || !grad_bias.is_contiguous() ||
+      reinterpret_cast<uintptr_t>(grad_bias.data_ptr()) % 16 != 0)
+    return false;
+  DeviceGuard guard(grad_weight.device().index);
+  check_sizes("linear_weight_grad", n, k, m);
+  return gemm_lt(grad_weight.unsqueeze(0), grad_out.t().unsqueeze(0), x.unsqueeze(0), 1.0, 0.0,
+                 gemm_types(grad_weight.dtype()), grad_bias.data_ptr(), CUBLASLT_EPILOGUE_BGRADB);
 }
 
 // ---- float8 scaled products ----

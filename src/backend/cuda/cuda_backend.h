@@ -33,6 +33,8 @@ class CudaBackend final : public Backend {
             double beta) override;
   void linear(const Tensor& out, const Tensor& x, const Tensor& weight,
               const Tensor& bias) override;
+  bool linear_weight_grad(const Tensor& grad_weight, const Tensor& grad_bias,
+                          const Tensor& grad_out, const Tensor& x) override;
   void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& scale_a,
                    const Tensor& scale_b) override;
 

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "backend/cuda/device_errors.h"
+#include "backend/cuda/graph_capture.h"
 #include "rcuda/backend/cuda.h"
 #include "runtime.h"
 
@@ -96,11 +98,14 @@ void set_device(int device) {
 
 void synchronize(int device) {
   check_device_index(device, "cuda_synchronize");
+  check_not_capturing(device, "cuda_synchronize");
   RCUDA_CUDA_CHECK(cudaStreamSynchronize(current_stream(device)));
+  check_device_errors(device);  // Note [Deferred device errors]
 }
 
 double time_ms(int device, const std::function<void()>& work) {
   check_device_index(device, "time_ms");
+  check_not_capturing(device, "time_ms");
   DeviceGuard guard(device);
   cudaEvent_t start = nullptr, stop = nullptr;
   RCUDA_CUDA_CHECK(cudaEventCreate(&start));
@@ -119,6 +124,7 @@ double time_ms(int device, const std::function<void()>& work) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  check_device_errors(device);
   return ms;
 }
 

@@ -59,6 +59,7 @@ cudaStream_t current_stream(int device) {
 }
 
 void set_current_stream(int device, cudaStream_t stream) { thread_streams[device] = stream; }
+cudaStream_t thread_stream(int device) { return thread_streams[device]; }
 
 DeviceGuard::DeviceGuard(int device) {
   RCUDA_CUDA_CHECK(cudaGetDevice(&previous_));

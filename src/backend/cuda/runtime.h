@@ -41,6 +41,7 @@ void check_device_index(int device, const char* op);
 // The calling thread's current stream on `device` (Note [Current stream]).
 cudaStream_t current_stream(int device);
 void set_current_stream(int device, cudaStream_t stream);  // nullptr restores the shared stream
+cudaStream_t thread_stream(int device);  // the thread's own stream, or nullptr for the shared one
 
 // Makes `device` current for the scope, restoring the previous device after.
 class DeviceGuard {

@@ -11,12 +11,11 @@
 //
 // Note [Index bounds on the GPU]
 // A kernel cannot throw. Each kernel here checks every index it reads; one out of range (negative
-// included, as torch rejects them for these ops) is never dereferenced and is recorded in a
-// two-word device flag {set, index}. The host reads the flag back once after the launch (one
-// synchronisation) and throws IndexError with the CPU backend's message, naming one offending
-// index when several are. This reads the indices once: a min/max reduction before the launch
-// would cost a second pass over them for the same single synchronisation. The device is never
-// touched out of bounds, so the process stays usable after the error.
+// included, as torch rejects them for these ops) is never dereferenced (gather writes 0 there,
+// scatter skips it) and is reported through the device's error record, which the host raises as
+// IndexError, with the CPU backend's message, at its next synchronisation or at the next op that
+// checks (Note [Deferred device errors] in backend/cuda/device_errors.h): no launch here waits for
+// the device. The device is never touched out of bounds, so the process stays usable.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -31,6 +30,9 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/device_errors.h"
+#include "backend/cuda/graph_capture.h"
+#include "backend/cuda/kernels/device_errors.cuh"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
 #include "backend/indexing.h"
@@ -43,35 +45,11 @@ using backend::dispatch_width;
 using backend::kIsReducedFloat;
 using backend::through_dim;
 
-// Note [Index bounds on the GPU].
-class IndexErrorFlag {
- public:
-  IndexErrorFlag(int device, cudaStream_t stream)
-      : words_(Tensor::empty({2}, DType::Int64, Device(DeviceType::CUDA, device))),
-        stream_(stream) {
-    RCUDA_CUDA_CHECK(cudaMemsetAsync(words_.data_ptr(), 0, 2 * sizeof(int64_t), stream_));
-  }
-  unsigned long long* data() const { return static_cast<unsigned long long*>(words_.data_ptr()); }
-
-  // Waits for the launches made so far on the stream; throws if one met a bad index.
-  void throw_if_set(const char* op, int64_t dim, int64_t size) const {
-    int64_t host[2] = {0, 0};
-    RCUDA_CUDA_CHECK(
-        cudaMemcpyAsync(host, words_.data_ptr(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
-    RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (host[0] != 0) throw backend::index_out_of_bounds(op, host[1], dim, size);
-  }
-
- private:
-  Tensor words_;
-  cudaStream_t stream_;
-};
-
-// backend::index_in_bounds, recording the first index that is not in the flag.
-__device__ __forceinline__ bool index_in_range(int64_t index, int64_t size,
-                                               unsigned long long* flag) {
+// backend::index_in_bounds, reporting the index to `record` when it is not.
+__device__ __forceinline__ bool index_in_range(int64_t index, int64_t dim, int64_t size,
+                                               DeviceErrorRecord* record, const char* op) {
   if (backend::index_in_bounds(index, size)) return true;
-  if (atomicCAS(flag, 0ull, 1ull) == 0ull) flag[1] = static_cast<unsigned long long>(index);
+  report_index_error(record, op, index, dim, size);
   return false;
 }
 
@@ -82,16 +60,17 @@ void gather_elements(const char* op, const Tensor& out, const Tensor& in, int64_
   if (out.numel() == 0) return;
   const int device = out.device().index;
   DeviceGuard guard(device);
-  const IndexErrorFlag flag(device, current_stream(device));
-  unsigned long long* bad = flag.data();
+  check_device_errors(device);
+  DeviceErrorRecord* record = device_error_record(device);
   const int64_t size = in.size(dim);
   const int64_t step = in.stride(dim) * static_cast<int64_t>(sizeof(U));
   launch_strided<3>({out, through_dim(in, out.shape(), dim), index}, [=] __device__(char** p) {
     const int64_t i = *reinterpret_cast<const int64_t*>(p[2]);
-    if (index_in_range(i, size, bad))
-      *reinterpret_cast<U*>(p[0]) = *reinterpret_cast<const U*>(p[1] + i * step);
+    *reinterpret_cast<U*>(p[0]) = index_in_range(i, dim, size, record, op)
+                                      ? *reinterpret_cast<const U*>(p[1] + i * step)
+                                      : U{};
   });
-  flag.throw_if_set(op, dim, size);
+  check_device_errors_after_launch(device);
 }
 
 // Read-modify-write of a 1- or 2-byte element by compare-and-swap of the aligned 32-bit word
@@ -149,14 +128,15 @@ template <typename T, bool Accumulate>
 void scatter_elements(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   const int device = out.device().index;
   DeviceGuard guard(device);
-  const IndexErrorFlag flag(device, current_stream(device));
-  unsigned long long* bad = flag.data();
+  check_device_errors(device);
+  DeviceErrorRecord* record = device_error_record(device);
+  const char* op = Accumulate ? "scatter_add" : "scatter";
   const int64_t size = out.size(dim);
   const int64_t step = out.stride(dim) * static_cast<int64_t>(sizeof(T));
   // Index first: the loop walks index's memory order, usually contiguous.
   launch_strided<3>({index, src, through_dim(out, index.shape(), dim)}, [=] __device__(char** p) {
     const int64_t i = *reinterpret_cast<const int64_t*>(p[0]);
-    if (!index_in_range(i, size, bad)) return;
+    if (!index_in_range(i, dim, size, record, op)) return;
     T* target = reinterpret_cast<T*>(p[2] + i * step);
     const T value = *reinterpret_cast<const T*>(p[1]);
     if constexpr (Accumulate)
@@ -164,7 +144,7 @@ void scatter_elements(const Tensor& out, int64_t dim, const Tensor& index, const
     else
       *target = value;
   });
-  flag.throw_if_set(Accumulate ? "scatter_add" : "scatter", dim, size);
+  check_device_errors_after_launch(device);
 }
 
 // ---- nonzero ---------------------------------------------------------------------------------
@@ -244,6 +224,7 @@ Tensor device_bytes(size_t bytes, int device) {
 // iterator writes coordinates straight into it, in row-major order. Any rank and strides.
 template <typename T>
 Tensor nonzero_typed(const Tensor& in) {
+  check_not_capturing(in.device().index, "nonzero");  // its output size is read on the host
   const int64_t n = in.numel(), ndim = in.dim();
   const int device = in.device().index;
   if (n == 0) return Tensor::empty({0, ndim}, DType::Int64, in.device());
@@ -281,6 +262,7 @@ Tensor nonzero_typed(const Tensor& in) {
   int64_t count = 0;
   RCUDA_CUDA_CHECK(cudaMemcpyAsync(&count, counts, sizeof(count), cudaMemcpyDeviceToHost, stream));
   RCUDA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  check_device_errors(device);
 
   Tensor out = Tensor::empty({count, ndim}, DType::Int64, in.device());
   if (out.numel() == 0) return out;

@@ -10,12 +10,15 @@
 // Backward: one kernel writes each row's gradient in one pass (probabilities: a first pass for
 // sum_c w t'); sum_c w for the label-smoothed term is summed once per call beforehand.
 // Nothing synchronises with the host: an out-of-range class index turns its row's loss and
-// gradient into NaN instead of raising (backend.h).
+// gradient into NaN and is reported, and the host raises IndexError at its next synchronisation
+// (Note [Deferred device errors] in backend/cuda/device_errors.h).
 #include <cuda_runtime.h>
 
 #include <cmath>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/device_errors.h"
+#include "backend/cuda/kernels/device_errors.cuh"
 #include "backend/cuda/kernels/nn_common.cuh"
 
 namespace rcuda::cuda {
@@ -53,6 +56,7 @@ struct Problem {
   const T* weight;
   int64_t rows, classes, ignore_index;
   double smoothing;
+  DeviceErrorRecord* errors;
 };
 
 // a[c] for the V classes at j (w, or w t' for probabilities).
@@ -124,7 +128,8 @@ __global__ void __launch_bounds__(1024)
     loss[row] = smooth;
     return;
   }
-  if (t < 0 || t >= p.classes) {  // a data error the GPU reports as NaN (backend.h)
+  if (t < 0 || t >= p.classes) {  // a data error: NaN, and reported (see the top)
+    report_target_error(p.errors, "cross_entropy", t, row, p.classes);
     loss[row] = row_weight[row] = A(NAN);
     return;
   }
@@ -233,7 +238,8 @@ Problem<T> problem(const Tensor& logits, const Tensor& target, const Tensor& wei
                     logits.shape()[0],
                     logits.shape()[1],
                     ignore_index,
-                    smoothing};
+                    smoothing,
+                    device_error_record(logits.device().index)};
 }
 
 template <typename T>
@@ -250,9 +256,10 @@ void cross_entropy_typed(const Tensor& loss, const Tensor& row_weight, const Ten
                          const Tensor& logits, const Tensor& target, const Tensor& weight,
                          int64_t ignore_index, double smoothing) {
   using S = StatsType<T>;
-  const Problem<T> p = problem<T>(logits, target, weight, ignore_index, smoothing);
   const int device = logits.device().index;
   DeviceGuard guard(device);
+  check_device_errors(device);
+  const Problem<T> p = problem<T>(logits, target, weight, ignore_index, smoothing);
   cudaStream_t stream = current_stream(device);
   const bool vector = vectorisable(p, nullptr);
   const nn::RowLaunch l = nn::row_launch(p.rows, p.classes, vector ? nn::kVector<T> : 1);
@@ -265,6 +272,7 @@ void cross_entropy_typed(const Tensor& loss, const Tensor& row_weight, const Ten
         <<<l.grid, l.block, 0, stream>>>(p, loss.data<S>(), rw, logsumexp.data<S>());
   }
   RCUDA_CUDA_CHECK_LAUNCH();
+  check_device_errors_after_launch(device);
 }
 
 template <typename T>

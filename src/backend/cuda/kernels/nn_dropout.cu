@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/launch.cuh"
+#include "backend/cuda/kernels/launch_updatable.cuh"
 #include "backend/dispatch.h"
 #include "backend/dropout_mask.h"
 #include "rcuda/core/philox.h"
@@ -98,10 +99,10 @@ void dropout_typed(const Tensor& out, const Tensor& mask, const Tensor& in, doub
   T* y = out.data<T>();
   bool* m = mask.data<bool>();
   const int grid = blocks_for((n + 3) / 4, device);
-  dropout_kernel<T><<<grid, kThreadsPerBlock, 0, current_stream(device)>>>(
-      x, y, m, n, philox::detail::seed_keys(seed), offset, backend::dropout_threshold(p),
-      static_cast<ComputeType<T>>(1.0 / (1.0 - p)), vector_access<T>(x, y, m));
-  RCUDA_CUDA_CHECK_LAUNCH();
+  // Updatable: a graph replay draws its next mask (Note [Updatable launches]).
+  launch_updatable(dropout_kernel<T>, grid, kThreadsPerBlock, 0, current_stream(device), x, y, m, n,
+                   philox::detail::seed_keys(seed), offset, backend::dropout_threshold(p),
+                   static_cast<ComputeType<T>>(1.0 / (1.0 - p)), vector_access<T>(x, y, m));
 }
 
 template <typename T>

@@ -2,8 +2,9 @@
 // element and an atomic add into out (out and src seen as [outer, size, inner] around dim;
 // neighbouring threads take neighbouring inner elements, so reads are coalesced). Repeated
 // indices therefore add in an unspecified order: floating results may differ in their last
-// bits between runs (as torch's index_add_ on CUDA). An index outside [0, size) is skipped:
-// raising would need the host to read a flag back, a synchronisation per call (backend.h).
+// bits between runs (as torch's index_add_ on CUDA). An index outside [0, size) is skipped and
+// reported: the host raises IndexError at its next synchronisation (Note [Deferred device errors]
+// in backend/cuda/device_errors.h), so the launch itself never waits for the device.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -11,6 +12,8 @@
 #include <cstdint>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/device_errors.h"
+#include "backend/cuda/kernels/device_errors.cuh"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
 
@@ -67,14 +70,18 @@ __device__ void atomic_add(T* p, T v) {
 
 template <typename T, typename Index>
 __global__ void index_add_kernel(T* out, const T* src, const int64_t* index, Index size,
-                                 Index count, Index inner, Index total) {
+                                 Index count, Index inner, Index total, int64_t dim,
+                                 DeviceErrorRecord* record) {
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += stride) {
     const Index k = e % inner, rest = e / inner;
     const Index i = rest % count, o = rest / count;
     const int64_t target = index[i];
-    if (target < 0 || target >= static_cast<int64_t>(size)) continue;  // skipped (see above)
+    if (target < 0 || target >= static_cast<int64_t>(size)) {  // skipped (see above)
+      report_index_error(record, "index_add", target, dim, static_cast<int64_t>(size));
+      continue;
+    }
     atomic_add(out + (static_cast<int64_t>(o) * size + target) * inner + k, src[e]);
   }
 }
@@ -88,17 +95,22 @@ void index_add_typed(const Tensor& out, int64_t dim, const Tensor& index, const 
   const int64_t size = out.shape()[dim], count = index.numel();
   const int device = out.device().index;
   DeviceGuard guard(device);
+  check_device_errors(device);
+  DeviceErrorRecord* record = device_error_record(device);
   const int grid = blocks_for(total, device);
   cudaStream_t stream = current_stream(device);
   if (total < (int64_t{1} << 31) && out.numel() < (int64_t{1} << 31)) {
     index_add_kernel<T, uint32_t><<<grid, kThreadsPerBlock, 0, stream>>>(
         out.data<T>(), src.data<T>(), index.data<int64_t>(), static_cast<uint32_t>(size),
-        static_cast<uint32_t>(count), static_cast<uint32_t>(inner), static_cast<uint32_t>(total));
+        static_cast<uint32_t>(count), static_cast<uint32_t>(inner), static_cast<uint32_t>(total),
+        dim, record);
   } else {
-    index_add_kernel<T, int64_t><<<grid, kThreadsPerBlock, 0, stream>>>(
-        out.data<T>(), src.data<T>(), index.data<int64_t>(), size, count, inner, total);
+    index_add_kernel<T, int64_t>
+        <<<grid, kThreadsPerBlock, 0, stream>>>(out.data<T>(), src.data<T>(), index.data<int64_t>(),
+                                                size, count, inner, total, dim, record);
   }
   RCUDA_CUDA_CHECK_LAUNCH();
+  check_device_errors_after_launch(device);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/launch.cuh"
+#include "backend/cuda/kernels/launch_updatable.cuh"
 #include "backend/cuda/runtime.h"
 #include "backend/dispatch.h"
 #include "backend/optim_math.h"
@@ -184,8 +185,10 @@ void run_multi_tensor(const std::array<const TensorList*, Depth>& lists, const d
   for_each_batch<Depth>(lists, s0, s1, [&](const TensorBatch<Depth>& batch) {
     const int chunks = batch.first_chunk[batch.count];
     const int blocks = blocks_for(static_cast<int64_t>(chunks) * kThreadsPerBlock, device);
-    multi_tensor_kernel<T, Depth, Op><<<blocks, kThreadsPerBlock, 0, stream>>>(batch, op);
-    RCUDA_CUDA_CHECK_LAUNCH();
+    // Updatable: a graph replay gives an optimizer step its step sizes and lr of the moment
+    // (Note [Optimizer steps in CUDA graphs] in rcuda/optim/optimizer.h).
+    launch_updatable(multi_tensor_kernel<T, Depth, Op>, blocks, kThreadsPerBlock, 0, stream, batch,
+                     op);
   });
 }
 

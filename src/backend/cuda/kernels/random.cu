@@ -38,6 +38,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/launch.cuh"
+#include "backend/cuda/kernels/launch_updatable.cuh"
 #include "backend/dispatch.h"
 #include "rcuda/core/philox.h"
 
@@ -246,14 +247,14 @@ void philox_fill(const Tensor& out, uint64_t seed, uint64_t offset, Draw draw) {
   cudaStream_t stream = current_stream(device);
   const philox::RoundKeys keys = px::seed_keys(seed);
   // 32-bit element indices (fewer instructions per block) whenever they cannot overflow.
+  // Updatable: a graph replay gives the kernel its next offset (Note [Updatable launches]).
   if (n < (int64_t{1} << 31)) {
-    philox_fill_kernel<T, uint32_t, Draw><<<grid, kThreadsPerBlock, 0, stream>>>(
-        data, static_cast<uint32_t>(n), keys, offset, vector_store, draw);
+    launch_updatable(philox_fill_kernel<T, uint32_t, Draw>, grid, kThreadsPerBlock, 0, stream, data,
+                     static_cast<uint32_t>(n), keys, offset, vector_store, draw);
   } else {
-    philox_fill_kernel<T, int64_t, Draw>
-        <<<grid, kThreadsPerBlock, 0, stream>>>(data, n, keys, offset, vector_store, draw);
+    launch_updatable(philox_fill_kernel<T, int64_t, Draw>, grid, kThreadsPerBlock, 0, stream, data,
+                     n, keys, offset, vector_store, draw);
   }
-  RCUDA_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
