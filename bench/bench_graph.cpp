@@ -5,7 +5,7 @@
 //   mlp_b256_adam_graph_step_us       MLP 784-512-512-10, batch 256, Adam, cross_entropy
 //   mnistcnn_b128_fp32_graph_step_us  the MNIST-example CNN (mnist_net.h), batch 128, Adam
 //   mlp_b8_infer_graph_replay_us      the MLP's forward, batch 8, no grad, one replay
-//   bench_graph [--steps 50] [--chunks 7]
+//   bench_graph [--steps 50] [--chunks 7] [--only NAME-PREFIX]
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
     bench::log(name, bench::per_step_us(device, replay, o.steps, o.chunks));
   };
 
-  {
+  const auto wanted = [&](const std::string& name) { return name.rfind(o.only, 0) == 0; };
+  if (wanted("mlp_b256")) {
     const Mlp mlp(device);
     const Tensor x = rcuda::randn({256, 784}, rcuda::TensorOptions(DType::Float32, device));
     const Tensor y = rcuda::randint(0, 10, {256}, rcuda::TensorOptions(DType::Int64, device));
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
     time("mlp_b256_adam_graph_step_us",
          graphed(graph, opt, [&] { return nn::cross_entropy(mlp(x), y); }));
   }
-  {
+  if (wanted("mnistcnn")) {
     const bench::MnistNet net(DType::Float32, device, MemoryFormat::Contiguous, false);
     const Tensor x = rcuda::randn({128, 1, 28, 28}, rcuda::TensorOptions(DType::Float32, device));
     const Tensor y = rcuda::randint(0, 10, {128}, rcuda::TensorOptions(DType::Int64, device));
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
     rcuda::cuda::Graph graph;
     time("mnistcnn_b128_fp32_graph_step_us", graphed(graph, opt, [&] { return net.loss(x, y); }));
   }
-  {
+  if (wanted("mlp_b8")) {
     const Mlp mlp(device);
     const Tensor x = rcuda::randn({8, 784}, rcuda::TensorOptions(DType::Float32, device));
     rcuda::NoGradGuard no_grad;

@@ -45,6 +45,7 @@ struct Options {
   bool benchmark = true;  // cuDNN autotuning, as the anchor's torch.backends.cudnn.benchmark
   std::string loss = "nll";
   int profile_steps = 0;  // more steps at the end, host clock only, for a sampling profiler
+  std::string only;       // bench_graph: run only the figure whose name starts with this
 };
 
 inline void usage(const char* prog, const char* extra) {
@@ -52,7 +53,7 @@ inline void usage(const char* prog, const char* extra) {
       stderr,
       "usage: %s [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last] [--autocast]\n"
       "          [--batch N] [--steps N] [--chunks N] [--warmup N] [--no-benchmark]\n"
-      "          [--profile-steps N]%s\n",
+      "          [--profile-steps N] [--only NAME]%s\n",
       prog, extra);
 }
 
@@ -80,6 +81,8 @@ inline Options parse(int argc, char** argv, const char* extra_usage = "") {
       o.chunks = std::atoi(argv[++i]);
     } else if (has_value && a == "--warmup") {
       o.warmup = std::atoi(argv[++i]);
+    } else if (has_value && a == "--only") {
+      o.only = argv[++i];
     } else if (has_value && a == "--profile-steps") {
       o.profile_steps = std::atoi(argv[++i]);
     } else if (has_value && a == "--loss") {

@@ -5,8 +5,10 @@
 
 namespace rcuda::cuda {
 
-// Records that `index` is out of bounds for `dim` of size `size` in `op` (a string literal),
-// unless a report is already pending. The caller then skips the element.
+// Records that `index` is out of bounds for `dim` of size `size` in `op`, unless a report is
+// already pending. The caller then skips the element. `op` must be a string literal of host
+// code passed in as a kernel argument: the host reads it, and a literal written in device code
+// lives in device memory.
 __device__ __forceinline__ void report_index_error(
     DeviceErrorRecord* record, const char* op, int64_t index, int64_t dim, int64_t size,
     DeviceErrorRecord::Kind kind = DeviceErrorRecord::kIndex) {

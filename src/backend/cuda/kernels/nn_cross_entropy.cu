@@ -57,6 +57,7 @@ struct Problem {
   int64_t rows, classes, ignore_index;
   double smoothing;
   DeviceErrorRecord* errors;
+  const char* op;  // a host string: the host reads the record (kernels/device_errors.cuh)
 };
 
 // a[c] for the V classes at j (w, or w t' for probabilities).
@@ -129,7 +130,7 @@ __global__ void __launch_bounds__(1024)
     return;
   }
   if (t < 0 || t >= p.classes) {  // a data error: NaN, and reported (see the top)
-    report_target_error(p.errors, "cross_entropy", t, row, p.classes);
+    report_target_error(p.errors, p.op, t, row, p.classes);
     loss[row] = row_weight[row] = A(NAN);
     return;
   }
@@ -239,7 +240,8 @@ Problem<T> problem(const Tensor& logits, const Tensor& target, const Tensor& wei
                     logits.shape()[1],
                     ignore_index,
                     smoothing,
-                    device_error_record(logits.device().index)};
+                    device_error_record(logits.device().index),
+                    "cross_entropy"};
 }
 
 template <typename T>

@@ -71,7 +71,7 @@ __device__ void atomic_add(T* p, T v) {
 template <typename T, typename Index>
 __global__ void index_add_kernel(T* out, const T* src, const int64_t* index, Index size,
                                  Index count, Index inner, Index total, int64_t dim,
-                                 DeviceErrorRecord* record) {
+                                 DeviceErrorRecord* record, const char* op) {
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += stride) {
@@ -79,7 +79,7 @@ __global__ void index_add_kernel(T* out, const T* src, const int64_t* index, Ind
     const Index i = rest % count, o = rest / count;
     const int64_t target = index[i];
     if (target < 0 || target >= static_cast<int64_t>(size)) {  // skipped (see above)
-      report_index_error(record, "index_add", target, dim, static_cast<int64_t>(size));
+      report_index_error(record, op, target, dim, static_cast<int64_t>(size));
       continue;
     }
     atomic_add(out + (static_cast<int64_t>(o) * size + target) * inner + k, src[e]);
@@ -103,11 +103,11 @@ void index_add_typed(const Tensor& out, int64_t dim, const Tensor& index, const 
     index_add_kernel<T, uint32_t><<<grid, kThreadsPerBlock, 0, stream>>>(
         out.data<T>(), src.data<T>(), index.data<int64_t>(), static_cast<uint32_t>(size),
         static_cast<uint32_t>(count), static_cast<uint32_t>(inner), static_cast<uint32_t>(total),
-        dim, record);
+        dim, record, "index_add");
   } else {
-    index_add_kernel<T, int64_t>
-        <<<grid, kThreadsPerBlock, 0, stream>>>(out.data<T>(), src.data<T>(), index.data<int64_t>(),
-                                                size, count, inner, total, dim, record);
+    index_add_kernel<T, int64_t><<<grid, kThreadsPerBlock, 0, stream>>>(
+        out.data<T>(), src.data<T>(), index.data<int64_t>(), size, count, inner, total, dim, record,
+        "index_add");
   }
   RCUDA_CUDA_CHECK_LAUNCH();
   check_device_errors_after_launch(device);
