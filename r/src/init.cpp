@@ -148,6 +148,10 @@ SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape);
 SEXP rc_autocast_push(SEXP device_type, SEXP dtype, SEXP enabled);
 SEXP rc_autocast_pop(SEXP token);
 SEXP rc_autocast_state(SEXP device_type);
+SEXP rc_graph_new(SEXP device, SEXP share);
+SEXP rc_graph_call(SEXP ptr, SEXP what);
+SEXP rc_graph_captured(SEXP ptr);
+SEXP rc_graph_is_capturing(SEXP device);
 SEXP rc_scaler_new(SEXP init_scale, SEXP growth_factor, SEXP backoff_factor, SEXP growth_interval,
                    SEXP enabled);
 SEXP rc_scaler_scale(SEXP ptr, SEXP loss);
@@ -290,6 +294,10 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_autocast_push", (DL_FUNC)&rc_autocast_push, 3},
     {"rc_autocast_pop", (DL_FUNC)&rc_autocast_pop, 1},
     {"rc_autocast_state", (DL_FUNC)&rc_autocast_state, 1},
+    {"rc_graph_new", (DL_FUNC)&rc_graph_new, 2},
+    {"rc_graph_call", (DL_FUNC)&rc_graph_call, 2},
+    {"rc_graph_captured", (DL_FUNC)&rc_graph_captured, 1},
+    {"rc_graph_is_capturing", (DL_FUNC)&rc_graph_is_capturing, 1},
     {"rc_scaler_new", (DL_FUNC)&rc_scaler_new, 5},
     {"rc_scaler_scale", (DL_FUNC)&rc_scaler_scale, 2},
     {"rc_scaler_unscale", (DL_FUNC)&rc_scaler_unscale, 2},
