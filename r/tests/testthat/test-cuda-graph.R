@@ -61,7 +61,7 @@ test_that("reading a value inside a capture is an error and the session goes on"
   skip_if_cuda_not_available()
   x <- torch_randn(4, device = "cuda")
   g <- cuda_graph()
-  expect_error(with_cuda_graph(g, (x + 1)$item()), "captures a CUDA graph",
+  expect_error(with_cuda_graph(g, as_array(x + 1)), "captures a CUDA graph",
                class = "rcuda_cuda_error")
   expect_error(with_cuda_graph(g, cuda_synchronize()), "captures a CUDA graph",
                class = "rcuda_cuda_error")

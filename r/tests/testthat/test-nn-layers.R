@@ -235,7 +235,12 @@ test_that("layers on CUDA match the CPU's", {
                  tolerance = 1e-12, info = case[[1]])
   }
   expect_equal(as_array(nnf_softmax(dbl(xv, device = "cuda"), 2)), as_array(nnf_softmax(dbl(xv), 2)), tolerance = 1e-12)
-  expect_error(emb(torch_tensor(c(0L, 11L), device = "cuda")), class = "rcuda_index_error")
+  # A bad index on the GPU is raised at the next synchronisation (the launch does not wait).
+  expect_error({
+    emb(torch_tensor(c(0L, 11L), device = "cuda"))
+    cuda_synchronize()
+  }, "out of bounds", class = "rcuda_index_error")
+  expect_silent(cuda_synchronize())
 })
 
 test_that("layers take non-contiguous views, float32 and float64, and empty batches", {
