@@ -8,8 +8,8 @@
 #                                       layers
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
-#                                       ResNet-18, MNIST-CNN and LSTM training steps beside
-#                                       PyTorch's)
+#                                       ResNet-18, MNIST-CNN and LSTM training steps and the
+#                                       CUDA-graph steps beside PyTorch's)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -165,7 +165,8 @@ run_layers() {
     build-gpu/bench/bench_cnn --device cuda $args $quick >>"$ours" 2>&1 || status=$?
   done
   build-gpu/bench/bench_lstm --device cuda $quick >>"$ours" 2>&1 || status=$?
-  step "bench_resnet, bench_cnn, bench_lstm" "exit $status"
+  build-gpu/bench/bench_graph >>"$ours" 2>&1 || status=$?
+  step "bench_resnet, bench_cnn, bench_lstm, bench_graph" "exit $status"
   status=0
   for args in "" "--dtype bfloat16 --channels-last" "--autocast --channels-last"; do
     PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py --device cuda $args $quick >>"$theirs" 2>&1 || status=$?
@@ -174,7 +175,8 @@ run_layers() {
     PYTHONUNBUFFERED=1 python3 bench/torch_cnn.py --device cuda $args $quick >>"$theirs" 2>&1 || status=$?
   done
   PYTHONUNBUFFERED=1 python3 bench/torch_lstm.py --device cuda $quick >>"$theirs" 2>&1 || status=$?
-  step "torch_resnet.py, torch_cnn.py, torch_lstm.py" "exit $status"
+  PYTHONUNBUFFERED=1 python3 bench/torch_graph.py >>"$theirs" 2>&1 || status=$?
+  step "torch_resnet.py, torch_cnn.py, torch_lstm.py, torch_graph.py" "exit $status"
   python3 bench/compare.py "$ours" "$theirs" | tee "$OUT/layers_compare.md"
   grep -vE "^[a-z0-9_]+: " "$ours" "$theirs" | head -20  # errors and anything else not a figure
 }
