@@ -3,20 +3,15 @@ shared/anchors/torch_train_h200.py (MLP 784-512-512-10 batch 256 Adam, the MNIST
 Adam, capturable=True) and an MLP inference forward at batch 8 as one replay. Timing as the
 anchors (median of CUDA-event-timed chunks). Prints `name: value`."""
 import torch, torch.nn as nn, torch.nn.functional as F
+import torch_step_timing as timing
+from torch_step_timing import log
 
 torch.backends.cudnn.benchmark = True
 dev = "cuda"
-def log(k, v): print(f"{k}: {v}", flush=True)
 
-def per_step_us(step, n=50, chunks=7, warm=10):
+def per_step_us(step, n=50, chunks=7, warm=10):  # the anchors' defaults
     for _ in range(warm): step()
-    torch.cuda.synchronize(); ts = []
-    for _ in range(chunks):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(n): step()
-        e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) * 1e3 / n)
-    ts.sort(); return round(ts[len(ts) // 2], 1)
+    return round(timing.per_step_us(dev, step, n, chunks), 1)
 
 def mlp(): return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).to(dev)
 
