@@ -9,18 +9,11 @@ using namespace rcuda::r;
 
 namespace {
 
-void finalize_scaler(SEXP ptr) {
-  delete static_cast<amp::GradScaler*>(R_ExternalPtrAddr(ptr));
-  R_ClearExternalPtr(ptr);
-}
-
 amp::GradScaler& scaler_of(SEXP ptr) {
-  auto* s =
-      TYPEOF(ptr) == EXTPTRSXP ? static_cast<amp::GradScaler*>(R_ExternalPtrAddr(ptr)) : nullptr;
-  RCUDA_CHECK(s != nullptr, ValueError,
-              "the grad scaler's engine object is gone (saved with saveRDS and read back?); "
-              "create it again and load its state_dict()");
-  return *s;
+  return external_object<amp::GradScaler>(
+      ptr,
+      "the grad scaler's engine object is gone (saved with saveRDS and read back?); "
+      "create it again and load its state_dict()");
 }
 
 double number_arg(SEXP x, const char* name) {
@@ -40,12 +33,7 @@ extern "C" SEXP rc_scaler_new(SEXP init_scale, SEXP growth_factor, SEXP backoff_
   o.backoff_factor = number_arg(backoff_factor, "backoff_factor");
   o.growth_interval = static_cast<int64_t>(number_arg(growth_interval, "growth_interval"));
   o.enabled = Rf_asLogical(enabled) == TRUE;
-  auto scaler = std::make_unique<amp::GradScaler>(o);
-  SEXP ptr = PROTECT(R_MakeExternalPtr(scaler.get(), R_NilValue, R_NilValue));
-  scaler.release();
-  R_RegisterCFinalizerEx(ptr, finalize_scaler, TRUE);
-  UNPROTECT(1);
-  return ptr;
+  return external_pointer(std::make_unique<amp::GradScaler>(o));
   RCUDA_END
 }
 

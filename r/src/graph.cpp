@@ -11,17 +11,11 @@ using namespace rcuda::r;
 
 namespace {
 
-void finalize_graph(SEXP ptr) {
-  delete static_cast<cuda::Graph*>(R_ExternalPtrAddr(ptr));
-  R_ClearExternalPtr(ptr);
-}
-
 cuda::Graph& graph_of(SEXP ptr) {
-  auto* g = TYPEOF(ptr) == EXTPTRSXP ? static_cast<cuda::Graph*>(R_ExternalPtrAddr(ptr)) : nullptr;
-  RCUDA_CHECK(g != nullptr, ValueError,
-              "cuda_graph: the graph's engine object is gone (saved with saveRDS and read back?); "
-              "capture it again");
-  return *g;
+  return external_object<cuda::Graph>(
+      ptr,
+      "cuda_graph: the graph's engine object is gone (saved with saveRDS and read back?); "
+      "capture it again");
 }
 
 }  // namespace
@@ -30,13 +24,8 @@ cuda::Graph& graph_of(SEXP ptr) {
 extern "C" SEXP rc_graph_new(SEXP device, SEXP share) {
   RCUDA_BEGIN
   const int index = Rf_asInteger(device);
-  auto graph = Rf_isNull(share) ? std::make_unique<cuda::Graph>(index)
-                                : std::make_unique<cuda::Graph>(index, graph_of(share));
-  SEXP ptr = PROTECT(R_MakeExternalPtr(graph.get(), R_NilValue, R_NilValue));
-  graph.release();
-  R_RegisterCFinalizerEx(ptr, finalize_graph, TRUE);
-  UNPROTECT(1);
-  return ptr;
+  return external_pointer(Rf_isNull(share) ? std::make_unique<cuda::Graph>(index)
+                                           : std::make_unique<cuda::Graph>(index, graph_of(share)));
   RCUDA_END
 }
 

@@ -38,19 +38,11 @@ struct Handle {
   std::unique_ptr<Optimizer> optimizer;
 };
 
-void finalize_handle(SEXP ptr) {
-  auto* h = static_cast<Handle*>(R_ExternalPtrAddr(ptr));
-  if (h == nullptr) return;
-  R_ClearExternalPtr(ptr);
-  delete h;
-}
-
 Handle& handle_of(SEXP ptr) {
-  auto* h = TYPEOF(ptr) == EXTPTRSXP ? static_cast<Handle*>(R_ExternalPtrAddr(ptr)) : nullptr;
-  RCUDA_CHECK(h != nullptr, ValueError,
-              "the optimizer's engine object is gone (an optimizer saved with saveRDS and read "
-              "back?); create the optimizer again and load its state_dict()");
-  return *h;
+  return external_object<Handle>(
+      ptr,
+      "the optimizer's engine object is gone (an optimizer saved with saveRDS and read back?); "
+      "create the optimizer again and load its state_dict()");
 }
 
 std::string string_arg(SEXP x) {
@@ -175,11 +167,7 @@ extern "C" SEXP rc_optim_new(SEXP who, SEXP param_lists, SEXP option_lists) {
                                        defaults, h->who, g));
   check_unique({}, groups, h->who);
   h->optimizer = make_optimizer(h->who, std::move(groups));
-  SEXP ptr = PROTECT(R_MakeExternalPtr(h.get(), R_NilValue, R_NilValue));
-  h.release();
-  R_RegisterCFinalizerEx(ptr, finalize_handle, TRUE);
-  UNPROTECT(1);
-  return ptr;
+  return external_pointer(std::move(h));
   RCUDA_END
 }
 

@@ -13,6 +13,7 @@
 
 #include <cpp11.hpp>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -65,6 +66,33 @@ Scalar scalar_arg(SEXP x, const char* op);              // a length-1 numeric/in
 // Whole numbers, one per spatial dim or one for all (kernel sizes, strides); NULL gives {}.
 std::vector<int64_t> sizes_arg(SEXP x, const char* op, const char* arg);
 bool is_scalar(SEXP x);
+
+// An engine object owned by an R external pointer, deleted by the pointer's finalizer (the
+// optimizer, the gradient scaler, the CUDA graph).
+template <typename T>
+SEXP external_pointer(std::unique_ptr<T> object) {
+  SEXP ptr = PROTECT(R_MakeExternalPtr(object.get(), R_NilValue, R_NilValue));
+  object.release();
+  R_RegisterCFinalizerEx(
+      ptr,
+      [](SEXP p) {
+        T* held = static_cast<T*>(R_ExternalPtrAddr(p));
+        R_ClearExternalPtr(p);
+        delete held;
+      },
+      TRUE);
+  UNPROTECT(1);
+  return ptr;
+}
+
+// The object behind external_pointer's result; ValueError with `gone` when there is none (a
+// pointer saved with saveRDS and read back is null).
+template <typename T>
+T& external_object(SEXP ptr, const char* gone) {
+  T* object = TYPEOF(ptr) == EXTPTRSXP ? static_cast<T*>(R_ExternalPtrAddr(ptr)) : nullptr;
+  RCUDA_CHECK(object != nullptr, ValueError, gone);
+  return *object;
+}
 
 // The engine optimizer behind an R optimizer's pointer (optim.cpp); ValueError when it is gone.
 rcuda::optim::Optimizer& optimizer_of(SEXP ptr);
