@@ -5,11 +5,12 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
-#                                       layers
+#                                       layers fp8 profile
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
 #                                       ResNet-18, MNIST-CNN and LSTM training steps and the
-#                                       CUDA-graph steps beside PyTorch's)
+#                                       CUDA-graph steps beside PyTorch's; fp8: the fp8 tests and
+#                                       the fp8 MLP block beside its bf16 twin)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -181,6 +182,31 @@ run_layers() {
   grep -vE "^[a-z0-9_]+: " "$ours" "$theirs" | head -20  # errors and anything else not a figure
 }
 
+# The fp8 MLP block beside its bf16 twin and PyTorch's bf16 block (bench/bench_fp8.cpp,
+# bench/torch_fp8.py) and the fp8 tests.
+run_fp8() {
+  build-gpu/tests/rcuda_tests --gtest_filter='*Float8*:*Fp8*:*ScaledMm*' >"$OUT/fp8_tests.log" 2>&1
+  step "fp8 tests" "exit $? ($(grep -E '^\[  PASSED' "$OUT/fp8_tests.log" | tail -1))"
+  grep -E "^\[  FAILED  \]" "$OUT/fp8_tests.log" | head
+  build-gpu/bench/bench_fp8 >"$OUT/fp8_rcuda.txt" 2>&1
+  step bench_fp8 "exit $?"
+  PYTHONUNBUFFERED=1 python3 bench/torch_fp8.py >"$OUT/fp8_torch.txt" 2>&1
+  step torch_fp8.py "exit $?"
+  cat "$OUT/fp8_rcuda.txt" "$OUT/fp8_torch.txt"
+}
+
+# The kernels of the MLP's b8 inference graph and of the MNIST CNN's graphed step, each with
+# its duration, under Nsight Compute (the graphs' nodes one by one; clocks left alone).
+run_profile() {
+  command -v ncu >/dev/null || { step profile "no ncu"; return; }
+  for only in ${PROFILE_ONLY:-mlp_b8 mnistcnn}; do
+    timeout 240 ncu --clock-control none --graph-profiling node --metrics gpu__time_duration.sum \
+      --csv --launch-skip "${NCU_SKIP:-0}" --launch-count "${NCU_COUNT:-400}" \
+      build-gpu/bench/bench_graph --only $only --steps 1 --chunks 1 >"$OUT/ncu_$only.csv" 2>"$OUT/ncu_$only.err"
+    step "ncu $only" "exit $? ($(grep -c gpu__time_duration "$OUT/ncu_$only.csv") kernels)"
+  done
+}
+
 for s in "${stages[@]}"; do
   case $s in
     build) run_build ;;
@@ -192,7 +218,9 @@ for s in "${stages[@]}"; do
     train) run_train ;;
     train_r) run_train_r ;;
     layers) run_layers ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers)"; exit 2 ;;
+    fp8) run_fp8 ;;
+    profile) run_profile ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

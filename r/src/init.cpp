@@ -102,6 +102,7 @@ SEXP rc_grad_mode(SEXP enabled);
 SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value);
 SEXP rc_tensor_ids(SEXP tensors);
 SEXP rc_nn_linear(SEXP x, SEXP weight, SEXP bias);
+SEXP rc_nn_fp8_linear(SEXP x, SEXP weight, SEXP bias, SEXP amax_history, SEXP scale, SEXP margin);
 SEXP rc_nn_max_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP padding, SEXP dilation,
                     SEXP ceil_mode, SEXP return_indices);
 SEXP rc_nn_avg_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP padding, SEXP ceil_mode,
@@ -257,6 +258,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_marked_handle", (DL_FUNC)&rc_marked_handle, 3},
     {"rc_tensor_ids", (DL_FUNC)&rc_tensor_ids, 1},
     {"rc_nn_linear", (DL_FUNC)&rc_nn_linear, 3},
+    {"rc_nn_fp8_linear", (DL_FUNC)&rc_nn_fp8_linear, 6},
     {"rc_nn_max_pool", (DL_FUNC)&rc_nn_max_pool, 8},
     {"rc_nn_avg_pool", (DL_FUNC)&rc_nn_avg_pool, 8},
     {"rc_nn_adaptive_pool", (DL_FUNC)&rc_nn_adaptive_pool, 4},

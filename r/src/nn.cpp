@@ -12,6 +12,7 @@
 #include <string>
 
 #include "nn_glue.h"
+#include "rcuda/nn/fp8_linear.h"
 
 using namespace rcuda;
 using namespace rcuda::r;
@@ -236,6 +237,24 @@ extern "C" SEXP rc_nn_kl_div(SEXP input, SEXP target, SEXP reduction, SEXP log_t
   RCUDA_BEGIN
   return as_r_function("nnf_kl_div", "kl_div", [&] {
     return wrap(nn::kl_div(unwrap(input), unwrap(target), string_arg(reduction), flag(log_target)));
+  });
+  RCUDA_END
+}
+
+// nn_fp8_linear's forward: the layer's buffers amax_history [3, H] and scale [3] are adopted
+// (the history is updated in place); returns list(output, the scale this step used), which the
+// module stores back as its scale buffer.
+extern "C" SEXP rc_nn_fp8_linear(SEXP x, SEXP weight, SEXP bias, SEXP amax_history, SEXP scale,
+                                 SEXP margin) {
+  RCUDA_BEGIN
+  return as_r_function("nn_fp8_linear", "fp8_linear", [&]() -> SEXP {
+    nn::Fp8LinearState state(unwrap(amax_history), unwrap(scale), Rf_asInteger(margin));
+    const Tensor out = nn::fp8_linear(unwrap(x), unwrap(weight), optional_tensor(bias), state);
+    SEXP result = PROTECT(Rf_allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(result, 0, wrap(out));
+    SET_VECTOR_ELT(result, 1, wrap(state.scale()));
+    UNPROTECT(1);
+    return result;
   });
   RCUDA_END
 }

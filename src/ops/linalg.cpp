@@ -245,7 +245,7 @@ Tensor scalar_view(const Tensor& scale) { return scale.as_strided({}, {}, scale.
 }  // namespace
 
 Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const Tensor& scale_b,
-                 DType out_dtype) {
+                 DType out_dtype, const Tensor& bias) {
   ops::check_same_device("scaled_mm", {a, b, scale_a, scale_b});
   RCUDA_CHECK(is_float8(a.dtype()) && is_float8(b.dtype()), DTypeError,
               "scaled_mm: expected float8 operands (float8_e4m3fn or float8_e5m2), got ",
@@ -282,14 +282,26 @@ Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const 
               shape_str(b.shape()), " with strides ", shape_str(b.strides()),
               "; pass b = contiguous(b.t()).t() (for a weight w [N,K]: b = w.t())");
 
+  Tensor bias_out;
+  if (bias.defined()) {
+    ops::check_same_device("scaled_mm", {a, bias});
+    RCUDA_CHECK(bias.dim() == 1 && bias.size(0) == n, ShapeError,
+                "scaled_mm: bias must have shape [N] = [", n, "], got ", shape_str(bias.shape()));
+    ops::check_floating("scaled_mm", "bias", bias);
+    ops::check_not_float8("scaled_mm", bias);
+    bias_out = contiguous(ops::cast(bias, out_dtype));
+  }
   Tensor out = Tensor::empty({m, n}, out_dtype, a.device());
   if (out.numel() == 0) return out;
   Backend& backend = backend_of(out);
   if (k == 0) {
-    backend.fill(out, 0.0);
+    if (bias_out.defined())
+      backend.copy(out, bias_out.expand({m, n}));
+    else
+      backend.fill(out, 0.0);
     return out;
   }
-  backend.scaled_gemm(out, a, b, scalar_view(scale_a), scalar_view(scale_b));
+  backend.scaled_gemm(out, a, b, scalar_view(scale_a), scalar_view(scale_b), bias_out);
   return out;
 }
 

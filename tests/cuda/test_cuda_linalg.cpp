@@ -441,6 +441,30 @@ TEST(CudaScaledMmTest, MatchesTheCpuForEveryOutDtypeAndFloat8Pair) {
                          out_dtype);
 }
 
+// A bias in cuBLASLt's epilogue (16-bit outputs) or added after (float32), and scales that are
+// elements of a vector (not 16-byte aligned, which cuBLASLt refuses: they are copied first).
+TEST(CudaScaledMmTest, BiasAndMisalignedScalesMatchTheCpu) {
+  RCUDA_REQUIRE_CUDA();
+  if (!fp8_supported()) GTEST_SKIP() << "fp8 needs compute capability 8.9 or newer";
+  const Operand a = fp8_row_major(40, 64, kE4M3), b = fp8_column_major(64, 96, kE4M3);
+  const Tensor scales = test::tensor_of({0.37, 1.9, 0.5}, {3}, DType::Float32);
+  const Tensor scales_gpu = on_cuda(scales);
+  for (DType out_dtype : {DType::BFloat16, DType::Float16, DType::Float32}) {
+    const Tensor bias = test::random_tensor({96}, out_dtype, -4, 4);
+    const Tensor got = scaled_mm(a.cuda, b.cuda, scales_gpu.slice(0, 1, 2), scales_gpu.slice(0, 2, 3),
+                                 out_dtype, on_cuda(bias));
+    const Tensor expected =
+        scaled_mm(a.cpu, b.cpu, scales.slice(0, 1, 2), scales.slice(0, 2, 3), out_dtype, bias);
+    const std::vector<double> g = values(got), e = test::to_doubles(expected);
+    const std::vector<double> terms =
+        test::to_doubles(matmul(abs(to(a.cpu, DType::Float64)), abs(to(b.cpu, DType::Float64))));
+    for (size_t i = 0; i < e.size(); ++i)
+      ASSERT_LE(std::fabs(g[i] - e[i]), std::ldexp(terms[i] * 1.9 * 0.5, -12) +
+                                            test::backend_tolerance(out_dtype) * std::fabs(e[i]))
+          << dtype_name(out_dtype) << " element " << i << " " << g[i] << " vs " << e[i];
+  }
+}
+
 TEST(CudaScaledMmTest, StridedAndMisalignedOperandsAreRepacked) {
   RCUDA_REQUIRE_CUDA();
   if (!fp8_supported()) GTEST_SKIP() << "fp8 needs compute capability 8.9 or newer";

@@ -85,6 +85,33 @@ TEST(ScaledMmTest, DefaultsToBFloat16AndTakesOneElementScalesOfAnyShape) {
                         scaled_mm_tolerance(DType::Float32, 32)));
 }
 
+// The bias is added in float32 before the one rounding to out_dtype: within that rounding of
+// the double-precision reference; a float32 bias for a bfloat16 output is converted first.
+TEST(ScaledMmTest, BiasIsAddedBeforeTheRounding) {
+  const Tensor a = fp8_row_major(9, 32, kE4M3), b = fp8_column_major(32, 48, kE5M2);
+  for (DType out_dtype : {DType::BFloat16, DType::Float16, DType::Float32})
+    for (DType bias_dtype : {out_dtype, DType::Float32}) {
+      const Tensor bias = random_tensor({48}, bias_dtype, -4, 4);
+      const Tensor out = scaled_mm(a, b, scale_of(0.5), scale_of(2.0), out_dtype, bias);
+      std::vector<double> expected = reference_scaled_mm(a, b, 0.5, 2.0);
+      const std::vector<double> bv = to_doubles(to(bias, out_dtype));
+      for (size_t i = 0; i < expected.size(); ++i) expected[i] += bv[i % 48];
+      EXPECT_TRUE(all_close(to_doubles(out), expected, scaled_mm_tolerance(out_dtype, 32)))
+          << dtype_name(out_dtype) << " bias " << dtype_name(bias_dtype);
+    }
+  // K = 0: the bias alone.
+  const Tensor bias = random_tensor({16}, DType::Float32);
+  EXPECT_EQ(to_doubles(scaled_mm(fp8_row_major(3, 0, kE4M3), fp8_column_major(0, 16, kE4M3),
+                                 scale_of(1.0), scale_of(1.0), DType::Float32, bias)
+                           .select(0, 2)),
+            to_doubles(bias));
+  EXPECT_NE(error_message([&] {
+              scaled_mm(a, b, scale_of(1.0), scale_of(1.0), DType::Float32,
+                        random_tensor({32}, DType::Float32));
+            }).find("scaled_mm: bias must have shape [N] = [48], got [32]"),
+            std::string::npos);
+}
+
 TEST(ScaledMmTest, StridedOperandsInTheRequiredLayouts) {
   // Row-major a with a leading dimension wider than K; column-major b with one wider than K.
   const Tensor a = fp8_row_major(9, 80, kE4M3).slice(1, 16, 48);     // [9, 32], strides (80, 1)
@@ -113,7 +140,7 @@ TEST(ScaledMmTest, EmptyDims) {
 TEST(ScaledMmTest, CpuScaledGemmIntoColumnMajorOutput) {
   const Tensor a = fp8_row_major(7, 32, kE4M3), b = fp8_column_major(32, 16, kE4M3);
   const Tensor out = transposed_copy(random_tensor({7, 16}, DType::Float32));
-  backend_for(Device()).scaled_gemm(out, a, b, scale_of(0.5), scale_of(3.0));
+  backend_for(Device()).scaled_gemm(out, a, b, scale_of(0.5), scale_of(3.0), Tensor());
   EXPECT_TRUE(all_close(to_doubles(out), reference_scaled_mm(a, b, 0.5, 3.0),
                         scaled_mm_tolerance(DType::Float32, 32)));
 }

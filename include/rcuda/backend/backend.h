@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "rcuda/core/scalar.h"
 #include "rcuda/memory/allocator.h"
@@ -195,9 +196,27 @@ class Backend {
   // out [M,N] (float32, float16 or bfloat16) = (scale_a * a) @ (scale_b * b) for float8 a [M,K]
   // row-major and b [K,N] column-major (the layouts cuBLASLt's fp8 kernels read, Note [fp8
   // operand layouts] in src/ops/linalg.cpp), K and N multiples of 16, K > 0; scale_a and
-  // scale_b are 0-dim float32 tensors on the device (read there, never synchronised).
+  // scale_b are 0-dim float32 tensors on the device (read there, never synchronised). bias, when
+  // defined, is [N] of out's dtype, contiguous, added before out's rounding (the CUDA backend adds
+  // it in cuBLASLt's epilogue for 16-bit outputs).
   virtual void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b,
-                           const Tensor& scale_a, const Tensor& scale_b) = 0;
+                           const Tensor& scale_a, const Tensor& scale_b, const Tensor& bias) = 0;
+  // Note [Float8 casts with amax]: out = in * scale rounded to out's float8 dtype, saturated
+  // (a finite value past the format's largest clamps to it, NaN stays NaN), for in [M,K]
+  // contiguous floating; out [M,K] and out_t [K,M] (its transpose) contiguous float8 of one
+  // dtype, either undefined for none; scale a one-element float32 read on the device; amax a
+  // one-element float32 raised in place to max(amax, max |in|), NaN winning (so that a scale
+  // update can tell). One pass over in; no host synchronisation.
+  virtual void float8_cast(const Tensor& out, const Tensor& out_t, const Tensor& amax,
+                           const Tensor& in, const Tensor& scale) = 0;
+  // Delayed scaling (Note [Delayed scaling] in src/nn/fp8_linear.cpp), for each row r of
+  // amax_history [R,H] (float32, contiguous): a = max of the row; new_scale[r] = fp8_max[r] / a /
+  // 2^margin where a is finite and positive, else scale[r]; new_scale_inv[r] = 1 / new_scale[r];
+  // then the row rolls one place (h -> h+1, the last dropped) and its column 0 becomes 0, the
+  // slot the next casts raise. scale, new_scale, new_scale_inv: [R] float32, any stride.
+  virtual void float8_update_scales(const Tensor& amax_history, const Tensor& scale,
+                                    const Tensor& new_scale, const Tensor& new_scale_inv,
+                                    const std::vector<double>& fp8_max, double margin) = 0;
 
   // Philox streams (Note [Philox stream] in rcuda/core/philox.h); out contiguous.
   virtual void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,

@@ -34,8 +34,10 @@ LinearWeightGrads linear_weight_grads(const Tensor& grad_out, const Tensor& x);
 // (e4m3fn x e4m3fn, e4m3fn x e5m2 or e5m2 x e4m3fn); scale_a and scale_b are one-element
 // float32 tensors on the operands' device. As cuBLASLt's fp8 kernels require: a row-major
 // (a.stride(1) == 1), b column-major (b.stride(0) == 1, e.g. b = w.t() for a row-major
-// w [N,K]), K and N multiples of 16. CUDA needs compute capability 8.9 or newer.
+// w [N,K]), K and N multiples of 16. CUDA needs compute capability 8.9 or newer. bias, as
+// torch._scaled_mm's: [N], floating (converted to out_dtype), added before the result is
+// rounded to out_dtype.
 Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const Tensor& scale_b,
-                 DType out_dtype = DType::BFloat16);
+                 DType out_dtype = DType::BFloat16, const Tensor& bias = Tensor());
 
 }  // namespace rcuda::ops

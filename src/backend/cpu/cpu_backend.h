@@ -37,7 +37,12 @@ class CpuBackend final : public Backend {
   void linear(const Tensor& out, const Tensor& x, const Tensor& weight,
               const Tensor& bias) override;
   void scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& scale_a,
-                   const Tensor& scale_b) override;
+                   const Tensor& scale_b, const Tensor& bias) override;
+  void float8_cast(const Tensor& out, const Tensor& out_t, const Tensor& amax, const Tensor& in,
+                   const Tensor& scale) override;
+  void float8_update_scales(const Tensor& amax_history, const Tensor& scale,
+                            const Tensor& new_scale, const Tensor& new_scale_inv,
+                            const std::vector<double>& fp8_max, double margin) override;
 
   void random_uniform(const Tensor& out, uint64_t seed, uint64_t offset, double low,
                       double high) override;

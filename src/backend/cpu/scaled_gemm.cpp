@@ -8,7 +8,7 @@
 namespace rcuda::cpu {
 
 void CpuBackend::scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b,
-                             const Tensor& scale_a, const Tensor& scale_b) {
+                             const Tensor& scale_a, const Tensor& scale_b, const Tensor& bias) {
   const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
   if (m == 0 || n == 0) return;
   const double alpha =
@@ -17,10 +17,12 @@ void CpuBackend::scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b
   const Tensor b32 = Tensor::empty({1, k, n}, DType::Float32, out.device());
   copy(a32, a.unsqueeze(0));
   copy(b32, b.unsqueeze(0));
-  // float32 outputs are written in place (gemm handles any layout); half types round once.
+  // float32 outputs are written in place (gemm handles any layout); half types round once, after
+  // the bias is added in float32 (as cuBLASLt's epilogue adds it).
   const bool direct = out.dtype() == DType::Float32;
   const Tensor c = direct ? out : Tensor::empty({m, n}, DType::Float32, out.device());
-  gemm(c.unsqueeze(0), a32, b32, alpha, 0.0);
+  if (bias.defined()) copy(c, bias.expand({m, n}));
+  gemm(c.unsqueeze(0), a32, b32, alpha, bias.defined() ? 1.0 : 0.0);
   if (!direct) copy(out, c);
 }
 

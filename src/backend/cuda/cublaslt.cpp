@@ -607,17 +607,30 @@ cudaDataType_t cuda_type(DType dtype) {
   }
 }
 
+// cuBLASLt answers CUBLAS_STATUS_NOT_SUPPORTED for a scale pointer that is not 16-byte aligned
+// (an element of a scale vector, as fp8_linear's were at first): such a scale is copied into a
+// one-element tensor of its own, which the pool aligns (a 4-byte stream-ordered copy).
+Tensor aligned_scale(const Tensor& scale) {
+  if (aligned16(scale.data_ptr())) return scale;
+  const Tensor copy = Tensor::empty({}, DType::Float32, scale.device());
+  device_copy(copy, scale);
+  return copy;
+}
+
 }  // namespace
 
 void CudaBackend::scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& b,
-                              const Tensor& scale_a, const Tensor& scale_b) {
+                              const Tensor& scale_a, const Tensor& scale_b, const Tensor& bias) {
   const int64_t m = out.size(0), n = out.size(1), k = a.size(1);
   if (m == 0 || n == 0) return;
   const int device = out.device().index;
   DeviceGuard guard(device);
   check_fp8_capability(device);
   if (k == 0) {
-    fill(out, 0.0);
+    if (bias.defined())
+      copy(out, bias.expand({m, n}));
+    else
+      fill(out, 0.0);
     return;
   }
   check_sizes("scaled_mm", m, n, k);
@@ -640,10 +653,19 @@ void CudaBackend::scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& 
   const float one = 1.0f, zero = 0.0f;
   p.alpha = &one;
   p.beta = &zero;
-  p.scale_a = scale_b.data_ptr();
-  p.scale_b = scale_a.data_ptr();
+  const Tensor sa = aligned_scale(scale_a), sb = aligned_scale(scale_b);
+  p.scale_a = sb.data_ptr();
+  p.scale_b = sa.data_ptr();
+  // The bias goes in the epilogue (one per row of cuBLASLt's D, a column of out) for 16-bit
+  // outputs, whose fp8 kernels take a bias of the output's type; float32 outputs add it after.
+  const bool epilogue = bias.defined() && out.dtype() != DType::Float32 && aligned16(bias.data_ptr());
+  if (epilogue) {
+    p.epilogue = CUBLASLT_EPILOGUE_BIAS;
+    p.bias = bias.data_ptr();
+  }
   lt_matmul(p);
   if (!direct) device_copy(out, c);
+  if (bias.defined() && !epilogue) binary(BinaryOp::Add, out, out, bias.expand({m, n}));
 }
 
 }  // namespace rcuda::cuda
