@@ -241,6 +241,33 @@ std::string describe(const LtProblem& p) {
                         p.batch, ", compute type ", static_cast<int>(p.compute));
 }
 
+// Note [No split-K for tiny products]
+// For a product with a tiny output (an inference batch of a few rows through a small layer, as
+// the MLP's 8 x 10 last layer), the heuristic may split K and add a reduction kernel: two
+// launches where one would do, and in a CUDA graph each node costs about a microsecond of its own
+// beyond its work (the b8 MLP's 8 x 512 x 10 product was a 4.8 us product and a 3.4 us
+// reduction under Nsight Compute). Such products take the heuristic's best algorithm that does
+// not split K, when it offers one.
+constexpr int kHeuristicResults = 8;
+constexpr int64_t kTinyOutputElements = 4096;
+
+int32_t split_k_of(const cublasLtMatmulAlgo_t& algo) {
+  int32_t split = 1;
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                           sizeof(split), &written) != CUBLAS_STATUS_SUCCESS)
+    return 1;
+  return split;
+}
+
+int pick_algo(const LtProblem& p, const cublasLtMatmulHeuristicResult_t* results, int found) {
+  if (p.d.rows * p.d.cols * p.batch > kTinyOutputElements || split_k_of(results[0].algo) <= 1)
+    return 0;
+  for (int i = 1; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && split_k_of(results[i].algo) <= 1) return i;
+  return 0;
+}
+
 // The heuristic's best algorithm for p, from the cache when p's configuration was seen before;
 // found is false when it has none (a fused epilogue the problem's types or layouts lack).
 CachedAlgo find_algo(const LtProblem& p, const ProblemKey& key, const MatmulDesc& desc,
@@ -259,14 +286,16 @@ CachedAlgo find_algo(const LtProblem& p, const ProblemKey& key, const MatmulDesc
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b);
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d);
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d);
-  cublasLtMatmulHeuristicResult_t result{};
+  std::array<cublasLtMatmulHeuristicResult_t, kHeuristicResults> results{};
   int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(lt_handle(p.device), desc.get(), a.get(), b.get(), d.get(),
-                                     d.get(), pref.get(), 1, &result, &found);
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      lt_handle(p.device), desc.get(), a.get(), b.get(), d.get(), d.get(), pref.get(),
+      static_cast<int>(results.size()), results.data(), &found);
   if (status != CUBLAS_STATUS_NOT_SUPPORTED) RCUDA_CUBLAS_CHECK(status);
-  const CachedAlgo entry{result.algo, result.workspaceSize,
-                         status == CUBLAS_STATUS_SUCCESS && found > 0};
+  const bool any = status == CUBLAS_STATUS_SUCCESS && found > 0;
+  const cublasLtMatmulHeuristicResult_t& result =
+      any ? results[static_cast<size_t>(pick_algo(p, results.data(), found))] : results[0];
+  const CachedAlgo entry{result.algo, result.workspaceSize, any};
   std::lock_guard<std::mutex> lock(cache.mutex);
   cache.entries.emplace(key, entry);
   return entry;
