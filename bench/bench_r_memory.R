@@ -1,0 +1,134 @@
+# The memory and time that R's collections cost a training loop (Note [GC pressure] in
+# r/src/handles.cpp), over settings of the rcuda.gc_* options. For each setting a fresh Rscript
+# process sets the options, loads rcuda and runs the loop of bench_train_r.R (the MLP
+# 784-512-512-10, batch 256, Adam; random weights and 20 random batches of its shapes): 10
+# warm-up steps, then 7 chunks of 50 steps, the device synchronised after each chunk. Reported
+# per setting: the median chunk's time per step, the peak allocated bytes over the timed steps
+# (the CUDA pool's statistics, or the CPU allocator's), what stays allocated after a full
+# collection at the end (the live bytes: parameters, optimizer state, gradients, data), the
+# garbage at the peak (peak - live) as a share of the peak, and R's collections.
+#   Rscript bench/bench_r_memory.R [--device cuda|cpu] [--settings NAME,...] [--chunks 7]
+#     [--steps 50] [--old-lib DIR]
+# --old-lib DIR adds a row for the rcuda installed in the R library DIR (an earlier version of
+# the package, say), run with its own defaults.
+args <- commandArgs(trailingOnly = TRUE)
+opt <- function(name, default) {
+  i <- match(name, args)
+  if (is.na(i)) default else args[i + 1]
+}
+
+# name = the options set before library(rcuda).
+settings <- list(
+  default = list(),
+  no_safe_points = list(rcuda.gc_safe_points = FALSE),
+  floor16 = list(rcuda.gc_min_bytes = 16 * 2^20),
+  time_rule_x4 = list(rcuda.gc_max_live_fraction = 0.4),
+  live_0.05 = list(rcuda.gc_live_fraction = 0.05, rcuda.gc_max_live_fraction = 0.05),
+  live_0.2 = list(rcuda.gc_live_fraction = 0.2, rcuda.gc_max_live_fraction = 0.2),
+  # The earlier rule's state once its time rule had scaled the 16 MiB floor by 4, without the
+  # safe points it lacked (its full-collection rule differs: use --old-lib for that rule itself).
+  floor64_no_safe_points = list(rcuda.gc_min_bytes = 64 * 2^20, rcuda.gc_safe_points = FALSE)
+)
+
+child <- opt("--child", NA)
+if (is.na(child)) {
+  device <- opt("--device", "cpu")
+  names_run <- strsplit(opt("--settings", paste(names(settings), collapse = ",")), ",")[[1]]
+  old_lib <- opt("--old-lib", NA)
+  rows <- c(names_run, if (!is.na(old_lib)) "old_lib")
+  rscript <- file.path(R.home("bin"), "Rscript")
+  script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  pass <- c("--device", device, "--chunks", opt("--chunks", "7"), "--steps", opt("--steps", "50"))
+  cat(sprintf("| setting (%s) | step us | peak MB | live MB | garbage at peak, %% of peak | young / full collections | gc ms |\n", device))
+  cat("|---|---|---|---|---|---|---|\n")
+  for (name in rows) {
+    env <- if (name == "old_lib") paste0("R_LIBS=", old_lib) else character()
+    out <- system2(rscript, c(script, "--child", name, pass), stdout = TRUE, stderr = TRUE,
+                   env = env)
+    values <- regmatches(out, regexec("^([a-z_]+): (.*)$", out))
+    values <- values[lengths(values) == 3]
+    v <- setNames(as.numeric(vapply(values, `[`, "", 3)), vapply(values, `[`, "", 2))
+    if (!all(c("step_us", "peak_bytes", "live_bytes") %in% names(v))) {
+      cat(sprintf("| %s | failed: %s |\n", name, paste(tail(out, 3), collapse = " ")))
+      next
+    }
+    cat(sprintf("| %s | %.0f | %.1f | %.1f | %.1f | %.0f / %.0f | %.0f |\n", name, v[["step_us"]],
+                v[["peak_bytes"]] / 1e6, v[["live_bytes"]] / 1e6,
+                100 * (v[["peak_bytes"]] - v[["live_bytes"]]) / v[["peak_bytes"]],
+                v[["young"]], v[["full"]], v[["gc_ms"]]))
+  }
+  quit(save = "no")
+}
+
+if (child != "old_lib") options(settings[[child]])
+suppressMessages(library(rcuda))
+device <- opt("--device", "cpu")
+chunks <- as.integer(opt("--chunks", "7"))
+steps <- as.integer(opt("--steps", "50"))
+on_gpu <- device != "cpu"
+log <- function(name, value) cat(sprintf("%s: %.10g\n", name, value))
+
+mlp <- nn_module(
+  initialize = function() {
+    self$fc1 <- nn_linear(784, 512)
+    self$fc2 <- nn_linear(512, 512)
+    self$fc3 <- nn_linear(512, 10)
+  },
+  forward = function(x) {
+    x <- nnf_relu(self$fc1(x))
+    x <- nnf_relu(self$fc2(x))
+    self$fc3(x)
+  }
+)
+torch_manual_seed(0)
+model <- mlp()
+model$to(device = device)
+xs <- torch_randn(20, 256, 784, device = device)
+ys <- torch_randint(1, 11, c(20, 256), dtype = torch_long(), device = device)
+opt_adam <- optim_adam(model$parameters, lr = 1e-3)
+step <- function(x, y) {
+  opt_adam$zero_grad(set_to_none = TRUE)
+  loss <- nnf_cross_entropy(model(x), y)
+  loss$backward()
+  opt_adam$step()
+  loss
+}
+sync <- function() if (on_gpu) cuda_synchronize()
+state <- function() .Call(rcuda:::rc_gc_state)
+allocated <- function() {
+  if (on_gpu) cuda_memory_stats()[["allocated_bytes.all.current"]] else state()$cpu_allocated_bytes
+}
+# An earlier package may lack the counters; those read as 0.
+counter <- function(s, name) if (is.null(s[[name]])) 0 else s[[name]]
+dev <- if (on_gpu) "cuda" else "cpu"
+
+x <- xs[1, , ]$contiguous()
+y <- ys[1, ]$contiguous()
+for (i in 1:10) step(x, y)
+sync()
+# An earlier package has no CPU peak to reset or read: its row takes the largest of the
+# allocated bytes read after each step instead (a step's activations below the true peak).
+if (on_gpu) cuda_reset_peak_memory_stats() else try(.Call(rcuda:::rc_gc_reset_cpu_peak), silent = TRUE)
+before <- state()
+sampled <- 0
+times <- vapply(seq_len(chunks), function(c) {
+  t0 <- proc.time()[["elapsed"]]
+  for (i in seq_len(steps)) {
+    step(x, y)
+    sampled <<- max(sampled, allocated())
+  }
+  sync()
+  (proc.time()[["elapsed"]] - t0) / steps * 1e6
+}, numeric(1))
+after <- state()
+peak <- if (on_gpu) cuda_memory_stats()[["allocated_bytes.all.peak"]] else after$cpu_peak_bytes
+if (is.null(peak)) peak <- sampled
+invisible(gc())
+log("step_us", median(times))
+log("peak_bytes", peak)
+log("live_bytes", allocated())
+log("young", counter(after, paste0(dev, "_young_collections")) -
+      counter(before, paste0(dev, "_young_collections")))
+log("full", counter(after, paste0(dev, "_full_collections")) -
+      counter(before, paste0(dev, "_full_collections")))
+log("gc_ms", 1e3 * (counter(after, "gc_seconds") - counter(before, "gc_seconds")))
