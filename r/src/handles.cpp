@@ -7,33 +7,36 @@
 // outputs behind in R variables that the next step overwrites. Two things close the gap:
 //  1. Bytes of new storage that reach R are counted per device type. When the count since the
 //     last collection passes the threshold, the glue runs a minor collection of R's young
-//     generation (gc(full = FALSE): the garbage of the last few steps is young) before handing
-//     the tensor to R. The threshold follows what the device holds: rcuda.gc_live_fraction
-//     (default 0.1) of the bytes allocated just after the previous collection, at least
-//     rcuda.gc_min_bytes (1 MiB), so that unreachable tensors add about a tenth to the live
-//     ones, as a peak. A fixed floor does not fit both a small model and a large one: the
-//     earlier 16 MiB floor, which the time rule could raise 4 times, let the MLP
-//     784-512-512-10 loop (30 MB live, 2 MB of garbage a step) hold 64 MB of garbage.
-//     The time rule: a minor collection costs R about the same whatever the garbage (the roots
-//     and the old-to-young references, not the dead objects, make its work), so collecting
-//     more often costs time in proportion. After a collection that took more than
-//     rcuda.gc_time_fraction (0.05) of the interval since the one before, the threshold's
-//     fraction doubles, at most to rcuda.gc_max_live_fraction (default 0.1, the live fraction
-//     itself: memory first); after one under a fifth of that, it halves back.
-//     rcuda.gc_threshold caps the threshold (a fraction of device memory; the CPU: 1 GiB).
-//     The options are read when the package loads. A minor collection does not look at tensors
-//     that survived an earlier one (R moved them to an older generation), so when what stays
-//     allocated after a minor collection exceeds what the last full collection left by more
-//     than the garbage allowed (the fraction of it plus a threshold), a full collection follows.
+//     generation (gc(full = FALSE): the garbage of the last few steps is young). The threshold
+//     follows the loop's peak: rcuda.gc_live_fraction (default 0.1) of the bytes allocated
+//     just after the previous collection plus the bytes of one training step (3 below; a step
+//     holds its new tensors at its peak, as activations saved for backward), at least
+//     rcuda.gc_min_bytes (1 MiB), so that unreachable tensors add about a tenth to the peak.
+//     A fixed floor fits no model: the earlier 16 MiB one, which the time rule could raise 4
+//     times, let the MLP 784-512-512-10 loop (about 30 MB live, 2 MB new a step) hold up to
+//     64 MB of garbage.
+//     The time rule: a minor collection costs R about the same whatever the garbage (its work
+//     is the roots, the symbol table among them, and the old-to-young references; dead objects
+//     cost nothing but their finalizers), so collecting twice as often costs twice the time.
+//     After a collection that took more than rcuda.gc_time_fraction (0.05) of the interval
+//     since the one before, the threshold's fraction doubles, at most to
+//     rcuda.gc_max_live_fraction (default 0.1, the live fraction itself: memory first; raise it
+//     to trade memory for time); after one under a fifth of that share, it halves back.
+//     rcuda.gc_threshold caps the threshold (a fraction of device memory; the CPU: 1 GiB). The
+//     options are read when the package loads.
+//  2. A minor collection does not look at tensors that survived an earlier one (R moved them to
+//     an older generation), so when what stays allocated after a minor collection exceeds what
+//     the last full collection left by more than the garbage allowed (the largest fraction of
+//     it and of a step, plus a threshold), a full collection follows.
 //  3. Where a collection runs decides what it keeps: one in the middle of a step finds that
-//     step's activations referenced and moves them to R's older generation, where they stay
-//     after the step ends until R's next collection of that generation (a promoted step's
-//     worth per collection, 20 collections between R's own older-generation ones). The
-//     optimizer's step() and zero_grad() are step boundaries, where little but parameters,
-//     optimizer state and the batch is referenced: once they have been seen, a collection due
-//     waits for the next of them (gc_safe_point()), unless new bytes reach kSafePointSlack
-//     thresholds first (a loop that stopped calling the optimizer), which then collects at once
-//     until the next boundary. rcuda.gc_safe_points = FALSE turns this off.
+//     step's activations referenced and moves them to R's older generation, where they outlive
+//     the step until R collects that generation. The optimizer's zero_grad() and step() are
+//     step boundaries, where little but parameters, optimizer state and the batch is
+//     referenced: once one has been seen, a collection due waits for the next
+//     (gc_safe_point()), unless new bytes reach kSafePointSlack times the threshold plus a step
+//     first (a loop that stopped calling the optimizer), which then collects at once until the
+//     next boundary. The bytes between two boundaries of one kind are the step's bytes of 1.
+//     rcuda.gc_safe_points = FALSE turns the waiting off.
 //  4. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
 //     pool retries. The hook runs inside an engine call made from R, so it is on R's main thread;
 //     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.
@@ -141,6 +144,11 @@ struct Pressure {
   // Counters for rc_gc_state (benchmarks and tests).
   double young = 0, full = 0, at_safe_point = 0, seconds = 0;
   Device device;  // the last one that counted bytes here (the index of a CUDA device)
+  // Note [GC pressure] 3: bytes counted in all, that count at the last safe point of each kind,
+  // and the bytes of the last whole step (between two safe points of one kind).
+  int64_t counted = 0;
+  int64_t counted_at[2] = {-1, -1};
+  int64_t step_bytes = 0;
 };
 Pressure pressure[kNumDeviceTypes];
 // Options read when the package loads (rc_init; R/zzz.R and the Note).
@@ -149,7 +157,7 @@ double live_fraction = 0.1;       // rcuda.gc_live_fraction: the threshold, of t
 double max_live_fraction = 0.1;   // rcuda.gc_max_live_fraction: how far the time rule may go
 int64_t min_threshold = 1 << 20;  // rcuda.gc_min_bytes: the threshold's floor
 double time_fraction = 0.05;      // rcuda.gc_time_fraction: the time rule's share of time
-// Note [GC pressure] 3: while an optimizer marks step boundaries, a collection due waits for
+// Note [GC pressure] 3: once an optimizer has marked a step boundary, a collection due waits for
 // the next one, up to this many thresholds of new bytes.
 constexpr int64_t kSafePointSlack = 2;
 bool safe_points = true;  // rcuda.gc_safe_points
@@ -177,11 +185,14 @@ void collect_full() {
   reset_pending();
 }
 
-// The threshold after a collection that left `live` bytes allocated.
+// The threshold after a collection that left `live` bytes allocated: a fraction of those and of
+// a step's new bytes (which the step holds at its peak, as activations saved for backward).
 int64_t next_threshold(const Pressure& p, double live) {
   if (!std::isfinite(live_fraction)) return p.cap;
-  const double fraction = std::min(live_fraction * p.scale, std::max(live_fraction, max_live_fraction));
-  const double wanted = std::max(static_cast<double>(min_threshold), fraction * live);
+  const double fraction =
+      std::min(live_fraction * p.scale, std::max(live_fraction, max_live_fraction));
+  const double wanted = std::max(static_cast<double>(min_threshold),
+                                 fraction * (live + static_cast<double>(p.step_bytes)));
   return static_cast<int64_t>(std::min(static_cast<double>(p.cap), wanted));
 }
 
@@ -204,9 +215,10 @@ void collect_young(Device device, bool safe_point) {
   // minor collections do not look: when what stays allocated has grown past what the last full
   // collection left by more than the garbage allowed, a full one runs.
   const int64_t after = allocated_bytes(device);
-  const double allowed = std::max(live_fraction, max_live_fraction) *
-                             static_cast<double>(p.live_after_full) +
-                         static_cast<double>(p.threshold);
+  const double allowed =
+      std::max(live_fraction, max_live_fraction) *
+          static_cast<double>(p.live_after_full + p.step_bytes) +
+      static_cast<double>(p.threshold);
   if (static_cast<double>(after - p.live_after_full) > allowed) {
     R_gc();
     p.full += 1;
@@ -270,10 +282,12 @@ void account(const Tensor& t) {
   const Device device = t.device();
   Pressure& p = pressure_for(device);
   p.device = device;
-  p.pending += static_cast<int64_t>(t.storage()->nbytes());
+  const auto bytes = static_cast<int64_t>(t.storage()->nbytes());
+  p.pending += bytes;
+  p.counted += bytes;
   if (p.pending <= p.threshold) return;
   // Note [GC pressure] 3: wait for the optimizer's next call, within the slack.
-  if (safe_points_seen && p.pending <= kSafePointSlack * p.threshold) return;
+  if (safe_points_seen && p.pending <= kSafePointSlack * (p.threshold + p.step_bytes)) return;
   safe_points_seen = false;  // they stopped coming: collect where thresholds pass until one does
   collect_young(device, false);
 }
@@ -281,9 +295,14 @@ void account(const Tensor& t) {
 }  // namespace
 
 // Note [GC pressure] 3.
-void gc_safe_point() {
+void gc_safe_point(int kind) {
   if (!safe_points || std::this_thread::get_id() != main_thread) return;
   safe_points_seen = true;
+  for (Pressure& p : pressure) {
+    int64_t& at = p.counted_at[kind];
+    if (at >= 0) p.step_bytes = p.counted - at;
+    at = p.counted;
+  }
   for (Pressure& p : pressure) {
     if (p.threshold >= 0 && p.pending > p.threshold) {
       collect_young(p.device, true);
@@ -395,6 +414,8 @@ extern "C" SEXP rc_gc_state() {
        "cuda_pending_bytes"_nm = static_cast<double>(pressure[1].pending),
        "cpu_threshold_bytes"_nm = static_cast<double>(pressure[0].threshold),
        "cuda_threshold_bytes"_nm = static_cast<double>(pressure[1].threshold),
+       "cpu_step_bytes"_nm = static_cast<double>(pressure[0].step_bytes),
+       "cuda_step_bytes"_nm = static_cast<double>(pressure[1].step_bytes),
        "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes),
        "cpu_peak_bytes"_nm = static_cast<double>(cpu_allocator().stats().peak_allocated_bytes),
        "cpu_young_collections"_nm = pressure[0].young,
