@@ -1,14 +1,15 @@
 # The memory and time that R's collections cost a training loop (Note [GC pressure] in
-# r/src/handles.cpp), over settings of the rcuda.gc_* options. For each setting a fresh Rscript
-# process sets the options, loads rcuda and runs the loop of bench_train_r.R (the MLP
-# 784-512-512-10, batch 256, Adam; random weights and 20 random batches of its shapes): 10
-# warm-up steps, then 7 chunks of 50 steps, the device synchronised after each chunk. Reported
+# r/src/handles.cpp), over settings of the rcuda.gc_* options. For each model and setting a fresh
+# Rscript process sets the options, loads rcuda and runs a training loop on random weights and
+# a random batch: `mlp`, bench_train_r.R's (784-512-512-10, batch 256, Adam), or `cnn`,
+# bench_cnn_r.R's (the MNIST-example CNN, batch 128, Adam): 10 warm-up steps, then 7 chunks of
+# 50 steps (the CPU's cnn: 3 of 5), the device synchronised after each chunk. Reported
 # per setting: the median chunk's time per step, the peak allocated bytes over the timed steps
 # (the CUDA pool's statistics, or the CPU allocator's), what stays allocated after a full
 # collection at the end (the live bytes: parameters, optimizer state, gradients, data), the
 # garbage at the peak (peak - live) as a share of the peak, and R's collections.
-#   Rscript bench/bench_r_memory.R [--device cuda|cpu] [--settings NAME,...] [--chunks 7]
-#     [--steps 50] [--old-lib DIR]
+#   Rscript bench/bench_r_memory.R [--device cuda|cpu] [--models mlp,cnn] [--settings NAME,...]
+#     [--chunks 7] [--steps 50] [--old-lib DIR]
 # --old-lib DIR adds a row for the rcuda installed in the R library DIR (an earlier version of
 # the package, say), run with its own defaults.
 args <- commandArgs(trailingOnly = TRUE)
@@ -21,10 +22,11 @@ opt <- function(name, default) {
 settings <- list(
   default = list(),
   no_safe_points = list(rcuda.gc_safe_points = FALSE),
-  floor16 = list(rcuda.gc_min_bytes = 16 * 2^20),
-  time_rule_x4 = list(rcuda.gc_max_live_fraction = 0.4),
+  max_0.2 = list(rcuda.gc_max_live_fraction = 0.2),
+  max_0.4 = list(rcuda.gc_max_live_fraction = 0.4),
   live_0.05 = list(rcuda.gc_live_fraction = 0.05, rcuda.gc_max_live_fraction = 0.05),
   live_0.2 = list(rcuda.gc_live_fraction = 0.2, rcuda.gc_max_live_fraction = 0.2),
+  floor16 = list(rcuda.gc_min_bytes = 16 * 2^20),
   # The earlier rule's state once its time rule had scaled the 16 MiB floor by 4, without the
   # safe points it lacked (its full-collection rule differs: use --old-lib for that rule itself).
   floor64_no_safe_points = list(rcuda.gc_min_bytes = 64 * 2^20, rcuda.gc_safe_points = FALSE)
@@ -33,13 +35,17 @@ settings <- list(
 child <- opt("--child", NA)
 if (is.na(child)) {
   device <- opt("--device", "cpu")
+  models <- strsplit(opt("--models", "mlp,cnn"), ",")[[1]]
   names_run <- strsplit(opt("--settings", paste(names(settings), collapse = ",")), ",")[[1]]
   old_lib <- opt("--old-lib", NA)
   rows <- c(names_run, if (!is.na(old_lib)) "old_lib")
   rscript <- file.path(R.home("bin"), "Rscript")
   script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  pass <- c("--device", device, "--chunks", opt("--chunks", "7"), "--steps", opt("--steps", "50"))
-  cat(sprintf("| setting (%s) | step us | peak MB | live MB | garbage at peak, %% of peak | young / full collections | gc ms |\n", device))
+  for (model in models) {
+  pass <- c("--device", device, "--model", model)
+  if (!is.na(opt("--chunks", NA))) pass <- c(pass, "--chunks", opt("--chunks", NA))
+  if (!is.na(opt("--steps", NA))) pass <- c(pass, "--steps", opt("--steps", NA))
+  cat(sprintf("\n| %s, %s: setting | step us | peak MB | live MB | garbage at peak, %% of peak | young / full collections | gc ms |\n", model, device))
   cat("|---|---|---|---|---|---|---|\n")
   for (name in rows) {
     env <- if (name == "old_lib") paste0("R_LIBS=", old_lib) else character()
@@ -57,15 +63,18 @@ if (is.na(child)) {
                 100 * (v[["peak_bytes"]] - v[["live_bytes"]]) / v[["peak_bytes"]],
                 v[["young"]], v[["full"]], v[["gc_ms"]]))
   }
+  }
   quit(save = "no")
 }
 
 if (child != "old_lib") options(settings[[child]])
 suppressMessages(library(rcuda))
 device <- opt("--device", "cpu")
-chunks <- as.integer(opt("--chunks", "7"))
-steps <- as.integer(opt("--steps", "50"))
 on_gpu <- device != "cpu"
+model_name <- opt("--model", "mlp")
+slow <- model_name == "cnn" && !on_gpu
+chunks <- as.integer(opt("--chunks", if (slow) "3" else "7"))
+steps <- as.integer(opt("--steps", if (slow) "5" else "50"))
 log <- function(name, value) cat(sprintf("%s: %.10g\n", name, value))
 
 mlp <- nn_module(
@@ -80,15 +89,38 @@ mlp <- nn_module(
     self$fc3(x)
   }
 )
+mnist_net <- nn_module(
+  initialize = function() {
+    self$c1 <- nn_conv2d(1, 32, 3)
+    self$c2 <- nn_conv2d(32, 64, 3)
+    self$f1 <- nn_linear(9216, 128)
+    self$f2 <- nn_linear(128, 10)
+  },
+  forward = function(x) {
+    x <- nnf_relu(self$c1(x))
+    x <- nnf_max_pool2d(nnf_relu(self$c2(x)), 2)
+    x <- torch_flatten(nnf_dropout(x, 0.25, training = self$training), start_dim = 2)
+    x <- nnf_dropout(nnf_relu(self$f1(x)), 0.5, training = self$training)
+    nnf_log_softmax(self$f2(x), dim = 2)
+  }
+)
 torch_manual_seed(0)
-model <- mlp()
+if (model_name == "mlp") {
+  model <- mlp()
+  x <- torch_randn(256, 784, device = device)
+  y <- torch_randint(1, 11, 256, dtype = torch_long(), device = device)
+  loss_fn <- nnf_cross_entropy
+} else {
+  model <- mnist_net()
+  x <- torch_randn(128, 1, 28, 28, device = device)
+  y <- torch_randint(1, 11, 128, dtype = torch_long(), device = device)
+  loss_fn <- nnf_nll_loss
+}
 model$to(device = device)
-xs <- torch_randn(20, 256, 784, device = device)
-ys <- torch_randint(1, 11, c(20, 256), dtype = torch_long(), device = device)
 opt_adam <- optim_adam(model$parameters, lr = 1e-3)
 step <- function(x, y) {
   opt_adam$zero_grad(set_to_none = TRUE)
-  loss <- nnf_cross_entropy(model(x), y)
+  loss <- loss_fn(model(x), y)
   loss$backward()
   opt_adam$step()
   loss
@@ -102,9 +134,7 @@ allocated <- function() {
 counter <- function(s, name) if (is.null(s[[name]])) 0 else s[[name]]
 dev <- if (on_gpu) "cuda" else "cpu"
 
-x <- xs[1, , ]$contiguous()
-y <- ys[1, ]$contiguous()
-for (i in 1:10) step(x, y)
+for (i in 1:(if (slow) 3 else 10)) step(x, y)
 sync()
 # An earlier package has no CPU peak to reset or read: its row takes the largest of the
 # allocated bytes read after each step instead (a step's activations below the true peak).
