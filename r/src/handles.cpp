@@ -302,6 +302,11 @@ void gc_safe_point(int kind) {
     int64_t& at = p.counted_at[kind];
     if (at >= 0) p.step_bytes = p.counted - at;
     at = p.counted;
+    // A threshold set when more was allocated (before a full collection, or the user's gc())
+    // comes down now rather than at the next collection.
+    if (p.threshold >= 0)
+      p.threshold = std::min(p.threshold,
+                             next_threshold(p, static_cast<double>(allocated_bytes(p.device))));
   }
   for (Pressure& p : pressure) {
     if (p.threshold >= 0 && p.pending > p.threshold) {
