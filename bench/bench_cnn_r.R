@@ -98,7 +98,8 @@ step <- function() {
 sync <- function() if (device != "cpu") cuda_synchronize()
 gc_state <- function() .Call(rcuda:::rc_gc_state)
 
-first <- as_array(step())
+loss <- step()
+first <- as_array(loss)
 for (i in seq_len(warmup - 1)) step()
 sync()
 if (device != "cpu") {
@@ -111,7 +112,7 @@ if (device != "cpu") {
 before <- gc_state()
 times <- vapply(seq_len(chunks), function(c) {
   t0 <- proc.time()[["elapsed"]]
-  for (i in seq_len(steps)) loss <- step()
+  for (i in seq_len(steps)) loss <<- step()
   sync()
   (proc.time()[["elapsed"]] - t0) / steps * 1e6
 }, numeric(1))

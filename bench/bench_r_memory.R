@@ -3,11 +3,14 @@
 # Rscript process sets the options, loads rcuda and runs a training loop on random weights and
 # a random batch: `mlp`, bench_train_r.R's (784-512-512-10, batch 256, Adam), or `cnn`,
 # bench_cnn_r.R's (the MNIST-example CNN, batch 128, Adam): 10 warm-up steps, then 7 chunks of
-# 50 steps (the CPU's cnn: 3 of 5), the device synchronised after each chunk. Reported
+# 50 steps (the CPU: 3 of 20), the device synchronised after each chunk. Reported
 # per setting: the median chunk's time per step, the peak allocated bytes over the timed steps
 # (the CUDA pool's statistics, or the CPU allocator's), what stays allocated after a full
 # collection at the end (the live bytes: parameters, optimizer state, gradients, data), the
-# garbage at the peak (peak - live) as a share of the peak, and R's collections.
+# garbage at the peak: the peak above that of the `reference` row (rcuda's collections off and
+# gc(full = FALSE) before every step, so that no step's leftovers survive into the next: the
+# loop's own peak, gradients and temporaries included) as a share of the peak, and R's
+# collections (counted by rcuda) with their time.
 #   Rscript bench/bench_r_memory.R [--device cuda|cpu] [--models mlp,cnn] [--settings NAME,...]
 #     [--chunks 7] [--steps 50] [--old-lib DIR]
 # --old-lib DIR adds a row for the rcuda installed in the R library DIR (an earlier version of
@@ -20,6 +23,7 @@ opt <- function(name, default) {
 
 # name = the options set before library(rcuda).
 settings <- list(
+  reference = list(rcuda.gc_live_fraction = Inf),
   default = list(),
   no_safe_points = list(rcuda.gc_safe_points = FALSE),
   max_0.2 = list(rcuda.gc_max_live_fraction = 0.2),
@@ -45,8 +49,9 @@ if (is.na(child)) {
   pass <- c("--device", device, "--model", model)
   if (!is.na(opt("--chunks", NA))) pass <- c(pass, "--chunks", opt("--chunks", NA))
   if (!is.na(opt("--steps", NA))) pass <- c(pass, "--steps", opt("--steps", NA))
-  cat(sprintf("\n| %s, %s: setting | step us | peak MB | live MB | garbage at peak, %% of peak | young / full collections | gc ms |\n", model, device))
+  cat(sprintf("\n| %s, %s: setting | step us | peak MB | live MB | garbage at peak, MB (%% of peak) | young / full collections | gc ms |\n", model, device))
   cat("|---|---|---|---|---|---|---|\n")
+  reference <- NA
   for (name in rows) {
     env <- if (name == "old_lib") paste0("R_LIBS=", old_lib) else character()
     out <- system2(rscript, c(script, "--child", name, pass), stdout = TRUE, stderr = TRUE,
@@ -58,10 +63,11 @@ if (is.na(child)) {
       cat(sprintf("| %s | failed: %s |\n", name, paste(tail(out, 3), collapse = " ")))
       next
     }
-    cat(sprintf("| %s | %.0f | %.1f | %.1f | %.1f | %.0f / %.0f | %.0f |\n", name, v[["step_us"]],
-                v[["peak_bytes"]] / 1e6, v[["live_bytes"]] / 1e6,
-                100 * (v[["peak_bytes"]] - v[["live_bytes"]]) / v[["peak_bytes"]],
-                v[["young"]], v[["full"]], v[["gc_ms"]]))
+    if (name == "reference") reference <- v[["peak_bytes"]]
+    garbage <- v[["peak_bytes"]] - reference
+    cat(sprintf("| %s | %.0f | %.1f | %.1f | %.1f (%.0f%%) | %.0f / %.0f | %.0f |\n", name,
+                v[["step_us"]], v[["peak_bytes"]] / 1e6, v[["live_bytes"]] / 1e6, garbage / 1e6,
+                100 * garbage / v[["peak_bytes"]], v[["young"]], v[["full"]], v[["gc_ms"]]))
   }
   }
   quit(save = "no")
@@ -72,9 +78,9 @@ suppressMessages(library(rcuda))
 device <- opt("--device", "cpu")
 on_gpu <- device != "cpu"
 model_name <- opt("--model", "mlp")
-slow <- model_name == "cnn" && !on_gpu
+slow <- !on_gpu
 chunks <- as.integer(opt("--chunks", if (slow) "3" else "7"))
-steps <- as.integer(opt("--steps", if (slow) "5" else "50"))
+steps <- as.integer(opt("--steps", if (slow) "20" else "50"))
 log <- function(name, value) cat(sprintf("%s: %.10g\n", name, value))
 
 mlp <- nn_module(
@@ -144,6 +150,7 @@ sampled <- 0
 times <- vapply(seq_len(chunks), function(c) {
   t0 <- proc.time()[["elapsed"]]
   for (i in seq_len(steps)) {
+    if (child == "reference") gc(FALSE, FALSE, FALSE)
     step(x, y)
     sampled <<- max(sampled, allocated())
   }
