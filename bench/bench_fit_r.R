@@ -151,7 +151,7 @@ for (name in models) {
   log(paste0("fit_", name, "_params_identical_to_loop"),
       identical(first$fit$params, first$loop$params) &&
         identical(first$fit_acc$params, first$loop$params))
-  times <- sapply(kinds, function(k) numeric(reps))
+  times <- matrix(0, reps, length(kinds), dimnames = list(NULL, kinds))
   for (r in seq_len(reps)) for (k in kinds) times[r, k] <- run(k)$seconds
   rate <- samples / apply(times, 2, median)
   log(paste0("fit_", name, "_loop_samples_per_s"), rate[["loop"]])
