@@ -28,6 +28,7 @@ settings <- list(
   no_safe_points = list(rcuda.gc_safe_points = FALSE),
   max_0.2 = list(rcuda.gc_max_live_fraction = 0.2),
   max_0.4 = list(rcuda.gc_max_live_fraction = 0.4),
+  max_1 = list(rcuda.gc_max_live_fraction = 1),
   live_0.05 = list(rcuda.gc_live_fraction = 0.05, rcuda.gc_max_live_fraction = 0.05),
   live_0.2 = list(rcuda.gc_live_fraction = 0.2, rcuda.gc_max_live_fraction = 0.2),
   floor16 = list(rcuda.gc_min_bytes = 16 * 2^20),
