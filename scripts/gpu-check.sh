@@ -170,7 +170,9 @@ run_r_bench() {
   step "bench_cnn_r" "exit $?"
   grep -E "step_us|peak_allocated|base_allocated" "$OUT/torch_cnn.txt"
   cat "$OUT/cnn_r.txt"
-  R_LIBS=build-gpu/r-lib Rscript bench/bench_r_memory.R --device cuda >"$OUT/r_memory.md" 2>&1
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_r_memory.R --device cuda \
+    --settings reference,default,no_safe_points,max_0.2,max_0.4,max_1,live_0.2,floor64_no_safe_points \
+    >"$OUT/r_memory.md" 2>&1
   step "bench_r_memory" "exit $?"
   cat "$OUT/r_memory.md"
   [ -z "${RCUDA_FASHION_MNIST:-}" ] && [ -d .devdata/fashion-mnist ] && export RCUDA_FASHION_MNIST=$PWD/.devdata/fashion-mnist
