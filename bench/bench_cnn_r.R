@@ -13,7 +13,19 @@
 # training losses are not compared step by step. Without --dir: torch.nn's default
 # initialisation (nn_conv2d, nn_linear) from seed 0 and a random batch.
 #   Rscript bench/bench_cnn_r.R [--device cuda|cpu] [--dir DIR] [--batch 128] [--steps 50]
-#     [--chunks 7] [--warmup 10]
+#     [--chunks 7] [--warmup 10] [--gc NAME=VALUE,...]
+# --gc NAME=VALUE,...: rcuda.gc_* options (r/README.md) set before the package loads, as
+# `--gc max_live_fraction=0.4,safe_points=FALSE`.
+gc_arg <- function(args) {
+  i <- match("--gc", args)
+  if (is.na(i)) return(invisible(NULL))
+  for (kv in strsplit(args[i + 1], ",")[[1]]) {
+    parts <- strsplit(kv, "=")[[1]]
+    value <- if (parts[2] %in% c("TRUE", "FALSE")) as.logical(parts[2]) else as.numeric(parts[2])
+    options(structure(list(value), names = paste0("rcuda.gc_", parts[1])))
+  }
+}
+gc_arg(commandArgs(trailingOnly = TRUE))
 suppressMessages(library(rcuda))
 
 args <- commandArgs(trailingOnly = TRUE)
