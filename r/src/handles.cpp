@@ -304,8 +304,9 @@ void gc_safe_point(int kind) {
     if (at >= 0) p.step_bytes = p.counted - at;
     at = p.counted;
     // A threshold set when more was allocated (before a full collection, or the user's gc())
-    // comes down now rather than at the next collection.
-    if (p.threshold >= 0)
+    // comes down now rather than at the next collection; once a step (reading CUDA's pool
+    // statistics costs two driver calls).
+    if (p.threshold >= 0 && kind == 1)
       p.threshold = std::min(p.threshold,
                              next_threshold(p, static_cast<double>(allocated_bytes(p.device))));
   }
