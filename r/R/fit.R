@@ -15,7 +15,7 @@
 # copy at the end of the training phase and one at the end of validation (read_back()); a
 # progress bar reads the running sums only when it redraws. Sample counts come from shapes,
 # which are on the host. The training losses wait, detached, in a list and are folded into the
-# sum kLossChunk at a time (loss_accumulator()): one stack and one weighted sum per chunk
+# sum kLossChunk at a time (fold_losses()): one stack and one weighted sum per chunk
 # instead of a device op, a tensor and a handle for R per batch.
 
 #' @export
@@ -126,8 +126,10 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   batch_hooks <- length(hooks$on_batch_begin) || length(hooks$on_batch_end)
   report <- reporter$batch
   metrics <- lapply(ctx$metrics, metric_instance)
-  losses <- loss_accumulator(device)
-  add_loss <- losses$add
+  loss_sum <- zero_sum(device)
+  held <- vector("list", kLossChunk)  # Note [One read-back per phase]
+  sizes <- numeric(kLossChunk)
+  k <- 0L
   samples <- 0
   model$train()
   next_batch <- batch_iterator(dl, "train_dl")
@@ -153,10 +155,18 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
     optimizer$step()
     n <- batch_size(x, y)
     samples <- samples + n
-    add_loss(.Call(rc_detach, loss), n)
+    k <- k + 1L
+    held[[k]] <- .Call(rc_detach, loss)
+    sizes[[k]] <- n
+    if (k == kLossChunk) {
+      loss_sum <- fold_losses(loss_sum, held, sizes, k, device)
+      k <- 0L
+    }
     if (length(metrics)) update_metrics(metrics, pred, y)
     step <- step + 1L
-    if (!is.null(report)) report(i, samples, losses$total, metrics)
+    if (!is.null(report)) {
+      report(i, samples, function() fold_losses(loss_sum, held, sizes, k, device), metrics)
+    }
     if (batch_hooks) {
       ctx$step <- step
       ctx$x <- x
@@ -170,7 +180,8 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   ctx$step <- step
   if (i == 0L) value_error("fit: train_dl gave no batches in epoch ", ctx$epoch)
   if (batch_hooks) ctx$x <- ctx$y <- ctx$pred <- ctx$loss <- NULL
-  list(values = read_back(phase_values(losses$total(), samples, metrics)), samples = samples,
+  loss_sum <- fold_losses(loss_sum, held, sizes, k, device)
+  list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,
        batches = i)
 }
 
@@ -206,41 +217,19 @@ zero_sum <- function(device) torch_zeros(integer(0), dtype = torch_float64(), de
 
 kLossChunk <- 64L
 
-# Note [One read-back per phase]: add(loss, n) keeps a detached one-element loss and its batch
-# size; total() is the float64 sum of loss * n so far, on the device.
-loss_accumulator <- function(device) {
-  sum <- zero_sum(device)
-  held <- vector("list", kLossChunk)
-  sizes <- numeric(kLossChunk)
-  k <- 0L
-  fold <- function() {
-    if (k == 0L) return(invisible(NULL))
-    kept <- held[seq_len(k)]
-    stacked <- tryCatch(torch_stack(lapply(kept, function(l) l$reshape(integer(0)))),
-                        rcuda_error = function(e) NULL)  # losses of different dtypes
-    if (is.null(stacked)) {
-      for (j in seq_len(k)) sum <<- .Call(rc_add_alpha, sum, kept[[j]], sizes[[j]], FALSE)
-    } else {
-      weights <- torch_tensor(sizes[seq_len(k)], dtype = torch_float64(), device = device)
-      sum <<- sum + torch_sum(stacked$to(dtype = torch_float64()) * weights)
-    }
-    held <<- vector("list", kLossChunk)
-    k <<- 0L
-    invisible(NULL)
+# Note [One read-back per phase]: loss_sum plus the first k held losses times their batch sizes,
+# one stack and one weighted sum on the device (a loop over them where their dtypes differ).
+fold_losses <- function(loss_sum, held, sizes, k, device) {
+  if (k == 0L) return(loss_sum)
+  kept <- held[seq_len(k)]
+  stacked <- tryCatch(torch_stack(lapply(kept, function(l) l$reshape(integer(0)))),
+                      rcuda_error = function(e) NULL)
+  if (is.null(stacked)) {
+    for (j in seq_len(k)) loss_sum <- .Call(rc_add_alpha, loss_sum, kept[[j]], sizes[[j]], FALSE)
+    return(loss_sum)
   }
-  list(
-    add = function(loss, n) {
-      k <<- k + 1L
-      held[[k]] <<- loss
-      sizes[[k]] <<- n
-      if (k == kLossChunk) fold()
-      invisible(NULL)
-    },
-    total = function() {
-      fold()
-      sum
-    }
-  )
+  weights <- torch_tensor(sizes[seq_len(k)], dtype = torch_float64(), device = device)
+  loss_sum + torch_sum(stacked$to(dtype = torch_float64()) * weights)
 }
 
 # The loss mean over samples and each metric's compute(), still on the device.
