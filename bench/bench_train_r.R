@@ -4,7 +4,19 @@
 # (chunks of 50 steps after 10 warm-up steps, the device synchronised at the end of each chunk,
 # the median of 7 chunks), the loss curve against PyTorch's, the peak allocated GPU memory of
 # the loop, and whether allocated memory stays flat over many steps.
-#   Rscript bench/bench_train_r.R DIR [--device cuda|cpu] [--flat-steps 10000]
+#   Rscript bench/bench_train_r.R DIR [--device cuda|cpu] [--flat-steps 10000] [--gc NAME=VALUE,...]
+# --gc NAME=VALUE,...: rcuda.gc_* options (r/README.md) set before the package loads, as
+# `--gc max_live_fraction=0.4,safe_points=FALSE`.
+gc_arg <- function(args) {
+  i <- match("--gc", args)
+  if (is.na(i)) return(invisible(NULL))
+  for (kv in strsplit(args[i + 1], ",")[[1]]) {
+    parts <- strsplit(kv, "=")[[1]]
+    value <- if (parts[2] %in% c("TRUE", "FALSE")) as.logical(parts[2]) else as.numeric(parts[2])
+    options(structure(list(value), names = paste0("rcuda.gc_", parts[1])))
+  }
+}
+gc_arg(commandArgs(trailingOnly = TRUE))
 suppressMessages(library(rcuda))
 
 args <- commandArgs(trailingOnly = TRUE)

@@ -6,13 +6,17 @@ is the anchor's bf16 figure (a float32 model under autocast). Prints bench_cnn's
 lines.
     python3 bench/torch_cnn.py [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last]
         [--autocast] [--batch 128] [--steps 50] [--chunks 7] [--warmup 10] [--no-benchmark]
-        [--loss nll|ce]"""
-import contextlib
+        [--loss nll|ce] [--save DIR]
+--save DIR also writes the initial parameters (c1_weight.bin, ..., f2_bias.bin), the batch (x.bin,
+y.bin: 0-based int64 classes) and the eval-mode loss of the initial model (torch_eval_loss.bin) as
+raw little-endian files, for bench/bench_cnn_r.R to start from the same weights."""
+import contextlib, os
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch_step_timing import host_us, log, parse, tag, time_steps, LossTrace
 
 a = parse(__doc__, batch=128, steps=50, chunks=7, warmup=10,
-          extra=lambda p: p.add_argument("--loss", default="nll", choices=["nll", "ce"]))
+          extra=lambda p: (p.add_argument("--loss", default="nll", choices=["nll", "ce"]),
+                           p.add_argument("--save", default=None)))
 dev = a.device
 
 
@@ -32,6 +36,15 @@ x = torch.randn(a.batch, 1, 28, 28).to(dev, a.torch_dtype).contiguous(memory_for
 y = torch.randint(0, 10, (a.batch,), device=dev)
 o = torch.optim.Adam(m.parameters(), 1e-3)
 loss_fn = F.cross_entropy if a.loss == "ce" else F.nll_loss
+if a.save:
+    os.makedirs(a.save, exist_ok=True)
+    def save(name, t): t.detach().float().cpu().contiguous().numpy().tofile(os.path.join(a.save, name + ".bin"))
+    for n, layer in [("c1", m.c1), ("c2", m.c2), ("f1", m.f1), ("f2", m.f2)]:
+        save(n + "_weight", layer.weight); save(n + "_bias", layer.bias)
+    save("x", x); y.cpu().numpy().tofile(os.path.join(a.save, "y.bin"))
+    m.eval()
+    with torch.no_grad(): save("torch_eval_loss", loss_fn(m(x), y).reshape(1))
+    m.train()
 name = f"mnistcnn_b{a.batch}_{tag(a)}" + ("_ce" if a.loss == "ce" else "")
 
 amp = (lambda: torch.autocast(dev, dtype=torch.bfloat16)) if a.autocast else contextlib.nullcontext

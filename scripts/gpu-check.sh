@@ -5,12 +5,16 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
-#                                       layers fp8 profile
+#                                       layers fp8 profile r_bench
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
 #                                       ResNet-18, MNIST-CNN and LSTM training steps and the
 #                                       CUDA-graph steps beside PyTorch's; fp8: the fp8 tests and
-#                                       the fp8 MLP block beside its bf16 twin)
+#                                       the fp8 MLP block beside its bf16 twin; profile: the
+#                                       graphs' kernels under Nsight Compute; r_bench: from R,
+#                                       the MLP step (train_r), the MNIST CNN step beside
+#                                       PyTorch's, the collector's settings swept, and fit()
+#                                       against the hand-written loop)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -140,15 +144,55 @@ run_train_r() {
   command -v Rscript >/dev/null || { step "train_r" "no R (carry .devdeps)"; return; }
   [ -f /tmp/rcuda-train/x.bin ] ||
     PYTHONUNBUFFERED=1 python3 bench/torch_train_mlp.py /tmp/rcuda-train --device cuda >"$OUT/train_torch.txt" 2>&1
-  if [ ! -d build-gpu/r-lib/rcuda ]; then
+  # (Re)installed when missing or older than a file under r/ (an install left by an earlier run).
+  if [ ! -f build-gpu/r-lib/rcuda/DESCRIPTION ] ||
+     [ -n "$(find r -newer build-gpu/r-lib/rcuda/DESCRIPTION -type f | head -1)" ]; then
     mkdir -p build-gpu/r-lib
-    RCUDA_HOME=$PWD RCUDA_BUILD=$PWD/build-gpu R CMD INSTALL --no-multiarch -l build-gpu/r-lib r \
+    rm -f r/src/*.o r/src/*.so
+    MAKEFLAGS=-j$(nproc) RCUDA_HOME=$PWD RCUDA_BUILD=$PWD/build-gpu R CMD INSTALL --no-multiarch -l build-gpu/r-lib r \
       >"$OUT/r-install.log" 2>&1 || { tail -20 "$OUT/r-install.log"; return; }
   fi
   R_LIBS=build-gpu/r-lib Rscript bench/bench_train_r.R /tmp/rcuda-train --device cuda >"$OUT/train_r.txt" 2>&1
   step "bench_train_r" "exit $?"
   grep -E "torch_mlp|peak|base" "$OUT/train_torch.txt"
   cat "$OUT/train_r.txt"
+}
+
+# The R package's benchmarks (bench/README.md, "From R"): the MLP step and its memory
+# (bench_train_r.R, as train_r), the MNIST CNN step and its memory beside PyTorch's
+# (bench_cnn_r.R from torch_cnn.py's weights), the collector's settings (bench_r_memory.R) and
+# fit() against the hand-written loop (bench_fit_r.R). About two minutes.
+run_r_bench() {
+  command -v Rscript >/dev/null || { step "r_bench" "no R (carry .devdeps)"; return; }
+  run_train_r
+  # The time rule allowed up to 0.4 of the live bytes (memory traded for time; r/README.md).
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_train_r.R /tmp/rcuda-train --device cuda --flat-steps 2000 \
+    --gc max_live_fraction=0.4 >"$OUT/train_r_max04.txt" 2>&1
+  step "bench_train_r --gc max_live_fraction=0.4" "exit $?"
+  local dir=/tmp/rcuda-cnn
+  PYTHONUNBUFFERED=1 python3 bench/torch_cnn.py --device cuda --save $dir >"$OUT/torch_cnn.txt" 2>&1
+  step "torch_cnn.py --save" "exit $?"
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_cnn_r.R --device cuda --dir $dir >"$OUT/cnn_r.txt" 2>&1
+  step "bench_cnn_r" "exit $?"
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_cnn_r.R --device cuda --dir $dir --gc max_live_fraction=0.4 \
+    >"$OUT/cnn_r_max04.txt" 2>&1
+  grep -E "step_us|peak_allocated|base_allocated" "$OUT/torch_cnn.txt"
+  cat "$OUT/cnn_r.txt"
+  echo "-- with --gc max_live_fraction=0.4:"; grep -E "step_us|peak" "$OUT/cnn_r_max04.txt"
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_r_memory.R --device cuda \
+    --settings reference,default,no_safe_points,max_0.2,max_0.4,max_1,live_0.2,floor64_no_safe_points \
+    >"$OUT/r_memory.md" 2>&1
+  step "bench_r_memory" "exit $?"
+  cat "$OUT/r_memory.md"
+  [ -z "${RCUDA_FASHION_MNIST:-}" ] && [ -d .devdata/fashion-mnist ] && export RCUDA_FASHION_MNIST=$PWD/.devdata/fashion-mnist
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_fit_r.R --device cuda >"$OUT/fit_r.txt" 2>&1
+  step "bench_fit_r" "exit $?"
+  cat "$OUT/fit_r.txt"
+  echo "== r_bench summary"
+  grep -hE "peak_allocated_MB|_step_us|torch_mlp.*peak|mnistcnn_b128_fp32_step_us" "$OUT/train_torch.txt" "$OUT/torch_cnn.txt" 2>/dev/null
+  grep -hE "step_us|peak|rel_diff_to_torch|over_loop|identical" "$OUT/train_r.txt" "$OUT/cnn_r.txt" "$OUT/fit_r.txt"
+  echo "-- rcuda.gc_max_live_fraction = 0.4:"
+  grep -hE "step_us|peak" "$OUT/train_r_max04.txt" "$OUT/cnn_r_max04.txt"
 }
 
 # ResNet-18 (fp32; bf16 channels-last) and the MNIST CNN (fp32) training steps from C++ beside
@@ -220,7 +264,8 @@ for s in "${stages[@]}"; do
     layers) run_layers ;;
     fp8) run_fp8 ;;
     profile) run_profile ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile)"; exit 2 ;;
+    r_bench) run_r_bench ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

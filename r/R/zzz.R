@@ -2,12 +2,21 @@
 NULL
 
 # Note [GC pressure] (src/handles.cpp): rcuda runs R's garbage collector when new tensors pass
-# option rcuda.gc_live_fraction (0.1) of what the device holds, more where collections would
-# take over 5% of the time, at most option rcuda.gc_threshold (0.25) of a device's memory;
-# both are read here, when the package loads.
+# option rcuda.gc_live_fraction (0.1) of what the device holds, at least rcuda.gc_min_bytes
+# (1 MiB), up to rcuda.gc_max_live_fraction (0.1) where collections would take more than
+# rcuda.gc_time_fraction (0.05) of the time, at most rcuda.gc_threshold (0.25) of a device's
+# memory; all are read here, when the package loads.
+gc_options <- function() {
+  list(threshold = as.numeric(getOption("rcuda.gc_threshold", 0.25)),
+       live_fraction = as.numeric(getOption("rcuda.gc_live_fraction", 0.1)),
+       max_live_fraction = as.numeric(getOption("rcuda.gc_max_live_fraction", 0.1)),
+       min_bytes = as.numeric(getOption("rcuda.gc_min_bytes", 2^20)),
+       time_fraction = as.numeric(getOption("rcuda.gc_time_fraction", 0.05)),
+       safe_points = as.numeric(isTRUE(getOption("rcuda.gc_safe_points", TRUE))))
+}
+
 .onLoad <- function(libname, pkgname) {
-  .Call(rc_init, as.numeric(getOption("rcuda.gc_threshold", 0.25)),
-        as.numeric(getOption("rcuda.gc_live_fraction", 0.1)))
+  .Call(rc_init, gc_options())
   # Note [Operator dispatch] in s4.R: after loadNamespace has finished with the namespace, and
   # before the user's own hooks for the event.
   set_operator_hook(pkgname, function(...) register_operators())

@@ -7,18 +7,38 @@
 // outputs behind in R variables that the next step overwrites. Two things close the gap:
 //  1. Bytes of new storage that reach R are counted per device type. When the count since the
 //     last collection passes the threshold, the glue runs a minor collection of R's young
-//     generation (gc(full = FALSE): the garbage of the last few steps is young) before handing
-//     the tensor to R. The threshold follows what the device holds: rcuda.gc_live_fraction
-//     (default 0.1) of the bytes allocated just after the previous collection, at least 16 MiB,
-//     so unreachable tensors hold about a tenth more than the live ones, as a peak. Collections
-//     are kept to about 5% of the time where memory allows: after one that took more than 5%
-//     of the interval since the one before, the threshold doubles, up to 4 times the live
-//     fraction's; after one under 1%, it halves back. rcuda.gc_threshold caps it (a fraction of
-//     device memory; the CPU: 1 GiB). Both options are read when the package loads. A minor
-//     collection does not look at tensors that survived an earlier one (R moved them to an older
-//     generation), so when the allocated bytes have grown past 1.5 times what the last full
-//     collection left plus two thresholds, a full collection follows.
-//  2. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
+//     generation (gc(full = FALSE): the garbage of the last few steps is young). The threshold
+//     follows the loop's peak: rcuda.gc_live_fraction (default 0.1) of the bytes allocated
+//     just after the previous collection plus the bytes of one training step (3 below; a step
+//     holds its new tensors at its peak, as activations saved for backward), at least
+//     rcuda.gc_min_bytes (1 MiB), so that unreachable tensors add about a tenth to the peak.
+//     A fixed floor fits no model: the earlier 16 MiB one, which the time rule could raise 4
+//     times, let the MLP 784-512-512-10 loop (about 30 MB live, 2 MB new a step) hold up to
+//     64 MB of garbage.
+//     The time rule: a minor collection marks from R's roots (the symbol table among them) and
+//     the old-to-young references, and does not visit dead objects (only their finalizers
+//     run), so its cost hardly depends on the garbage (0.6-0.7 ms in a bare R session on the
+//     development VM) and collecting twice as often costs about twice the time.
+//     After a collection that took more than rcuda.gc_time_fraction (0.05) of the interval
+//     since the one before, the threshold's fraction doubles, at most to
+//     rcuda.gc_max_live_fraction (default 0.1, the live fraction itself: memory first; raise it
+//     to trade memory for time); after one under a fifth of that share, it halves back.
+//     rcuda.gc_threshold caps the threshold (a fraction of device memory; the CPU: 1 GiB). The
+//     options are read when the package loads.
+//  2. A minor collection does not look at tensors that survived an earlier one (R moved them to
+//     an older generation), so when what stays allocated after a minor collection exceeds what
+//     the last full collection left by more than the garbage allowed (the largest fraction of
+//     it and of a step, plus a threshold), a full collection follows.
+//  3. Where a collection runs decides what it keeps: one in the middle of a step finds that
+//     step's activations referenced and moves them to R's older generation, where they outlive
+//     the step until R collects that generation. The optimizer's zero_grad() and step() are
+//     step boundaries, where little but parameters, optimizer state and the batch is
+//     referenced: once one has been seen, a collection due waits for the next
+//     (gc_safe_point()), unless new bytes reach kSafePointSlack times the threshold plus a step
+//     first (a loop that stopped calling the optimizer), which then collects at once until the
+//     next boundary. The bytes between two boundaries of one kind are the step's bytes of 1.
+//     rcuda.gc_safe_points = FALSE turns the waiting off.
+//  4. An OOM hook (cuda::add_oom_hook) runs a full R_gc() when an allocation fails, before the
 //     pool retries. The hook runs inside an engine call made from R, so it is on R's main thread;
 //     any other thread (a data loader, a CUDA callback) returns at once, as does a nested call.
 //     Host memory gets the same: the glue registers a CPU allocator (RetryingCpuAllocator) that
@@ -119,16 +139,30 @@ struct Pressure {
   int64_t pending = 0;
   int64_t threshold = -1;       // computed at the first tensor, then after each collection
   int64_t cap = -1;             // CPU: 1 GiB; CUDA: gc_fraction of the device's memory
-  double scale = 1;             // the time rule's factor on the live-bytes threshold
+  double scale = 1;             // the time rule's factor on the live fraction
   int64_t live_after_full = 0;  // allocated just after the last full collection
   std::chrono::steady_clock::time_point last_end = std::chrono::steady_clock::now();
+  // Counters for rc_gc_state (benchmarks and tests).
+  double young = 0, full = 0, at_safe_point = 0, seconds = 0;
+  Device device;  // the last one that counted bytes here (the index of a CUDA device)
+  // Note [GC pressure] 3: bytes counted in all, that count at the last safe point of each kind,
+  // and the bytes of the last whole step (between two safe points of one kind).
+  int64_t counted = 0;
+  int64_t counted_at[2] = {-1, -1};
+  int64_t step_bytes = 0;
 };
 Pressure pressure[kNumDeviceTypes];
-constexpr int64_t kMinThreshold = int64_t{16} << 20;
-// The time rule may raise the threshold at most this much: memory first, then time.
-constexpr double kMaxScale = 4;
-double gc_fraction = 0.25;
-double live_fraction = 0.1;
+// Options read when the package loads (rc_init; R/zzz.R and the Note).
+double gc_fraction = 0.25;        // rcuda.gc_threshold: the cap, a fraction of device memory
+double live_fraction = 0.1;       // rcuda.gc_live_fraction: the threshold, of the live bytes
+double max_live_fraction = 0.1;   // rcuda.gc_max_live_fraction: how far the time rule may go
+int64_t min_threshold = 1 << 20;  // rcuda.gc_min_bytes: the threshold's floor
+double time_fraction = 0.05;      // rcuda.gc_time_fraction: the time rule's share of time
+// Note [GC pressure] 3: once an optimizer has marked a step boundary, a collection due waits for
+// the next one, up to this many thresholds of new bytes.
+constexpr int64_t kSafePointSlack = 2;
+bool safe_points = true;  // rcuda.gc_safe_points
+bool safe_points_seen = false;
 
 std::thread::id main_thread;
 bool in_gc = false;
@@ -152,8 +186,19 @@ void collect_full() {
   reset_pending();
 }
 
+// The threshold after a collection that left `live` bytes allocated: a fraction of those and of
+// a step's new bytes (which the step holds at its peak, as activations saved for backward).
+int64_t next_threshold(const Pressure& p, double live) {
+  if (!std::isfinite(live_fraction)) return p.cap;
+  const double fraction =
+      std::min(live_fraction * p.scale, std::max(live_fraction, max_live_fraction));
+  const double wanted = std::max(static_cast<double>(min_threshold),
+                                 fraction * (live + static_cast<double>(p.step_bytes)));
+  return static_cast<int64_t>(std::min(static_cast<double>(p.cap), wanted));
+}
+
 // A minor collection (R's young generation), then the device's next threshold.
-void collect_young(Device device) {
+void collect_young(Device device, bool safe_point) {
   if (in_gc) return;
   static SEXP call = [] {
     SEXP c = Rf_lang4(Rf_install("gc"), Rf_ScalarLogical(FALSE), Rf_ScalarLogical(FALSE),
@@ -165,30 +210,36 @@ void collect_young(Device device) {
   const auto start = std::chrono::steady_clock::now();
   in_gc = true;
   Rf_eval(call, R_BaseEnv);
+  p.young += 1;
+  p.at_safe_point += safe_point;
   // Tensors still referenced at a minor collection move to R's older generations, where later
-  // minor collections do not look: when what stays allocated has grown well past what a full
-  // collection last left, a full one runs.
+  // minor collections do not look: when what stays allocated has grown past what the last full
+  // collection left by more than the garbage allowed, a full one runs.
   const int64_t after = allocated_bytes(device);
-  if (after > p.live_after_full + p.live_after_full / 2 + 2 * p.threshold) {
+  const double allowed =
+      std::max(live_fraction, max_live_fraction) *
+          static_cast<double>(p.live_after_full + p.step_bytes) +
+      static_cast<double>(p.threshold);
+  if (static_cast<double>(after - p.live_after_full) > allowed) {
     R_gc();
+    p.full += 1;
     p.live_after_full = allocated_bytes(device);
   }
   in_gc = false;
   const auto end = std::chrono::steady_clock::now();
   const double took = std::chrono::duration<double>(end - start).count();
   const double interval = std::chrono::duration<double>(end - p.last_end).count();
+  p.seconds += took;
   p.last_end = end;
-  if (took > 0.05 * interval)
-    p.scale = std::min(p.scale * 2, kMaxScale);
-  else if (took < 0.01 * interval)
+  if (took > time_fraction * interval)
+    p.scale = std::min(p.scale * 2, max_live_fraction / live_fraction);
+  else if (took < 0.2 * time_fraction * interval)
     p.scale = std::max(p.scale / 2, 1.0);
-  const double live = static_cast<double>(allocated_bytes(device));
-  const double wanted = std::max(static_cast<double>(kMinThreshold), live_fraction * live);
-  p.threshold = static_cast<int64_t>(std::min(static_cast<double>(p.cap), wanted * p.scale));
+  p.threshold = next_threshold(p, static_cast<double>(allocated_bytes(device)));
   reset_pending();
 }
 
-// Note [GC pressure] 2, for host memory. Storage keeps the allocator that made it, so tensors
+// Note [GC pressure] 4, for host memory. Storage keeps the allocator that made it, so tensors
 // made before registration free through the engine's allocator directly; both paths end there.
 class RetryingCpuAllocator final : public Allocator {
  public:
@@ -221,7 +272,7 @@ Pressure& pressure_for(Device device) {
                       gc_fraction *
                       static_cast<double>(cuda::properties(device.index).total_memory_bytes))
                 : int64_t{1} << 30;
-    p.threshold = std::isfinite(live_fraction) ? std::min(p.cap, kMinThreshold) : p.cap;
+    p.threshold = std::isfinite(live_fraction) ? std::min(p.cap, min_threshold) : p.cap;
   }
   return p;
 }
@@ -231,11 +282,41 @@ void account(const Tensor& t) {
   if (t.storage().use_count() > 1) return;
   const Device device = t.device();
   Pressure& p = pressure_for(device);
-  p.pending += static_cast<int64_t>(t.storage()->nbytes());
-  if (p.pending > p.threshold) collect_young(device);
+  p.device = device;
+  const auto bytes = static_cast<int64_t>(t.storage()->nbytes());
+  p.pending += bytes;
+  p.counted += bytes;
+  if (p.pending <= p.threshold) return;
+  // Note [GC pressure] 3: wait for the optimizer's next call, within the slack.
+  if (safe_points_seen && p.pending <= kSafePointSlack * (p.threshold + p.step_bytes)) return;
+  safe_points_seen = false;  // they stopped coming: collect where thresholds pass until one does
+  collect_young(device, false);
 }
 
 }  // namespace
+
+// Note [GC pressure] 3.
+void gc_safe_point(int kind) {
+  if (!safe_points || std::this_thread::get_id() != main_thread) return;
+  safe_points_seen = true;
+  for (Pressure& p : pressure) {
+    int64_t& at = p.counted_at[kind];
+    if (at >= 0) p.step_bytes = p.counted - at;
+    at = p.counted;
+    // A threshold set when more was allocated (before a full collection, or the user's gc())
+    // comes down now rather than at the next collection; once a step (reading CUDA's pool
+    // statistics costs two driver calls).
+    if (p.threshold >= 0 && kind == 1)
+      p.threshold = std::min(p.threshold,
+                             next_threshold(p, static_cast<double>(allocated_bytes(p.device))));
+  }
+  for (Pressure& p : pressure) {
+    if (p.threshold >= 0 && p.pending > p.threshold) {
+      collect_young(p.device, true);
+      return;  // collect_young reset every device's count
+    }
+  }
+}
 
 SEXP wrap(Tensor t) {
   SEXP ptr;
@@ -294,11 +375,23 @@ using namespace rcuda;
 using namespace rcuda::r;
 
 // Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
-extern "C" SEXP rc_init(SEXP fraction, SEXP live) {
+// `options`: list(threshold, live_fraction, max_live_fraction, min_bytes, time_fraction,
+// safe_points), the rcuda.gc_* options (R/zzz.R); the elements missing keep their defaults.
+extern "C" SEXP rc_init(SEXP options) {
   RCUDA_BEGIN
   main_thread = std::this_thread::get_id();
-  gc_fraction = Rf_asReal(fraction);
-  live_fraction = Rf_asReal(live);  // Inf: only the cap triggers a collection
+  const auto option = [&](int i, double fallback) {
+    return Rf_xlength(options) > i && !Rf_isNull(VECTOR_ELT(options, i))
+               ? Rf_asReal(VECTOR_ELT(options, i))
+               : fallback;
+  };
+  gc_fraction = option(0, 0.25);
+  live_fraction = option(1, 0.1);  // Inf: only the cap triggers a collection
+  max_live_fraction = std::max(live_fraction, option(2, live_fraction));
+  min_threshold = static_cast<int64_t>(std::max(0.0, option(3, 1 << 20)));
+  time_fraction = option(4, 0.05);
+  safe_points = option(5, 1) != 0;
+  safe_points_seen = false;
   for (Pressure& p : pressure) p = Pressure();
   if (oom_hook_id < 0) {
     oom_hook_id = cuda::add_oom_hook([](int, size_t) {
@@ -328,6 +421,23 @@ extern "C" SEXP rc_gc_state() {
        "cuda_pending_bytes"_nm = static_cast<double>(pressure[1].pending),
        "cpu_threshold_bytes"_nm = static_cast<double>(pressure[0].threshold),
        "cuda_threshold_bytes"_nm = static_cast<double>(pressure[1].threshold),
-       "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes)});
+       "cpu_step_bytes"_nm = static_cast<double>(pressure[0].step_bytes),
+       "cuda_step_bytes"_nm = static_cast<double>(pressure[1].step_bytes),
+       "cpu_allocated_bytes"_nm = static_cast<double>(cpu_allocator().stats().allocated_bytes),
+       "cpu_peak_bytes"_nm = static_cast<double>(cpu_allocator().stats().peak_allocated_bytes),
+       "cpu_young_collections"_nm = pressure[0].young,
+       "cuda_young_collections"_nm = pressure[1].young,
+       "cpu_full_collections"_nm = pressure[0].full,
+       "cuda_full_collections"_nm = pressure[1].full,
+       "safe_point_collections"_nm = pressure[0].at_safe_point + pressure[1].at_safe_point,
+       "gc_seconds"_nm = pressure[0].seconds + pressure[1].seconds});
+  RCUDA_END
+}
+
+// Restarts the CPU allocator's peak (cuda_reset_peak_memory_stats() for CUDA devices).
+extern "C" SEXP rc_gc_reset_cpu_peak() {
+  RCUDA_BEGIN
+  cpu_allocator().reset_peak();
+  return R_NilValue;
   RCUDA_END
 }

@@ -25,9 +25,10 @@ SEXP rc_cuda_synchronize(SEXP device);
 SEXP rc_cuda_memory_stats(SEXP device);
 SEXP rc_cuda_empty_cache(SEXP device);
 SEXP rc_cuda_reset_peak_memory_stats(SEXP device);
-SEXP rc_init(SEXP fraction, SEXP live);
+SEXP rc_init(SEXP options);
 SEXP rc_unload();
 SEXP rc_gc_state();
+SEXP rc_gc_reset_cpu_peak();
 SEXP rc_unary(SEXP op, SEXP x);
 SEXP rc_binary(SEXP op, SEXP a, SEXP b);
 SEXP rc_add_alpha(SEXP a, SEXP b, SEXP alpha, SEXP subtract);
@@ -183,9 +184,10 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_cuda_memory_stats", (DL_FUNC)&rc_cuda_memory_stats, 1},
     {"rc_cuda_empty_cache", (DL_FUNC)&rc_cuda_empty_cache, 1},
     {"rc_cuda_reset_peak_memory_stats", (DL_FUNC)&rc_cuda_reset_peak_memory_stats, 1},
-    {"rc_init", (DL_FUNC)&rc_init, 2},
+    {"rc_init", (DL_FUNC)&rc_init, 1},
     {"rc_unload", (DL_FUNC)&rc_unload, 0},
     {"rc_gc_state", (DL_FUNC)&rc_gc_state, 0},
+    {"rc_gc_reset_cpu_peak", (DL_FUNC)&rc_gc_reset_cpu_peak, 0},
     {"rc_unary", (DL_FUNC)&rc_unary, 2},
     {"rc_binary", (DL_FUNC)&rc_binary, 3},
     {"rc_add_alpha", (DL_FUNC)&rc_add_alpha, 4},

@@ -176,6 +176,7 @@ rcuda::optim::Optimizer& rcuda::r::optimizer_of(SEXP ptr) { return *handle_of(pt
 // One update of every group (Optimizer::step): the whole of `opt$step()` past the closure.
 extern "C" SEXP rc_optim_step(SEXP ptr) {
   RCUDA_BEGIN
+  gc_safe_point(1);
   handle_of(ptr).optimizer->step();
   return R_NilValue;
   RCUDA_END
@@ -183,6 +184,7 @@ extern "C" SEXP rc_optim_step(SEXP ptr) {
 
 extern "C" SEXP rc_optim_zero_grad(SEXP ptr, SEXP set_to_none) {
   RCUDA_BEGIN
+  gc_safe_point(0);
   handle_of(ptr).optimizer->zero_grad(Rf_asLogical(set_to_none) == TRUE);
   return R_NilValue;
   RCUDA_END

@@ -48,6 +48,9 @@ SEXP wrap(Tensor t);
 const Tensor& unwrap(SEXP x);
 bool is_tensor(SEXP x);
 bool is_undefined(SEXP x);
+// Note [GC pressure] 3 (handles.cpp): a step boundary, where a collection that is due runs; the
+// optimizer's zero_grad() (kind 0) and step() (kind 1) call it before their work.
+void gc_safe_point(int kind);
 // NULL or an undefined tensor as Tensor() (an optional argument: bias = NULL), else unwrap(x).
 Tensor optional_tensor(SEXP x);
 

@@ -38,9 +38,8 @@ test_that("the OOM hook collects unreachable tensors before failing", {
   skip_if_cuda_not_available()
   old <- .Call(rcuda:::rc_gc_state)
   # With the thresholds out of the way, only the OOM hook can free memory.
-  .Call(rcuda:::rc_init, 100, Inf)
-  on.exit(.Call(rcuda:::rc_init, getOption("rcuda.gc_threshold", 0.25),
-                getOption("rcuda.gc_live_fraction", 0.1)))
+  .Call(rcuda:::rc_init, list(threshold = 100, live_fraction = Inf))
+  on.exit(.Call(rcuda:::rc_init, rcuda:::gc_options()))
   for (i in 1:300) x <- torch_empty(1e9 / 4, device = "cuda:0")
   expect_gt(cuda_memory_stats("cuda:0")[["num_alloc_retries"]], 0)
 })
@@ -89,14 +88,52 @@ test_that("a small view of a large tensor does not keep the large memory in a ba
 })
 
 test_that("the collection threshold follows the live bytes, within its floor and cap", {
-  # Note [GC pressure]: after a collection the threshold is at least 16 MiB and a tenth of what
-  # is allocated, times a factor of the time rule, and at most the cap (1 GiB on the CPU).
+  # Note [GC pressure]: after a collection the threshold is at least rcuda.gc_min_bytes (1 MiB)
+  # and a tenth of what is allocated, and at most the cap (1 GiB on the CPU).
   live <- torch_ones(16e6)  # 64 MB held throughout
   for (i in 1:40) x <- torch_ones(1e6)  # 4 MB each: 160 MB, several collections
   state <- .Call(rcuda:::rc_gc_state)
-  expect_gte(state$cpu_threshold_bytes, max(16 * 2^20, 0.1 * 64e6))
+  expect_gte(state$cpu_threshold_bytes, max(2^20, 0.1 * 64e6))
   expect_lte(state$cpu_threshold_bytes, 2^30)
   # What the loop left unreachable stays below the threshold reached.
   expect_lt(state$cpu_allocated_bytes - 64e6, state$cpu_threshold_bytes + 8e6 + 64e6)
   rm(live, x)
+})
+
+test_that("a training loop's garbage stays within a tenth of its live bytes, plus a step", {
+  # Note [GC pressure]: the threshold is a tenth of the live bytes and a step's new ones (at
+  # least 1 MiB), and the collection waits at most for the optimizer's next call. The earlier
+  # rule's 16 MiB floor (up to 64 MiB with its time rule) let this loop hold 16 MiB or more of
+  # garbage, twice what is live. The garbage at the peak is the loop's peak against that of the
+  # same loop collecting before every step (which holds none from earlier steps; both include
+  # the step's own gradients and temporaries).
+  torch_manual_seed(1)
+  model <- nn_sequential(nn_linear(512, 512), nn_relu(), nn_linear(512, 512), nn_relu(),
+                         nn_linear(512, 10))
+  opt <- optim_adam(model$parameters, lr = 1e-3)
+  x <- torch_randn(64, 512)
+  y <- torch_randint(1, 11, 64, dtype = torch_long())
+  step <- function() {
+    opt$zero_grad()
+    loss <- nnf_cross_entropy(model(x), y)
+    loss$backward()
+    opt$step()
+    loss
+  }
+  peak_of <- function(steps, collect) {
+    gc()
+    .Call(rcuda:::rc_gc_reset_cpu_peak)
+    for (i in seq_len(steps)) {
+      if (collect) gc(full = FALSE)
+      step()
+    }
+    .Call(rcuda:::rc_gc_state)$cpu_peak_bytes
+  }
+  for (i in 1:5) step()
+  reference <- peak_of(10, collect = TRUE)
+  peak <- peak_of(80, collect = FALSE)  # 0.26 MB new a step: 21 MB without collections
+  gc()
+  live <- .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes  # parameters, gradients, Adam's state
+  expect_gt(live, 8e6)
+  expect_lt(peak - reference, 0.1 * live + 2 * 2^20)
 })
