@@ -165,9 +165,9 @@ Tensor linalg_pinv(const Tensor& A, Tolerances tol, bool hermitian) {
   const int64_t m = A.shape()[A.dim() - 2], n = A.shape()[A.dim() - 1];
   const double atol = tol.atol.value_or(0.0);
   const double eps = A.dtype() == DType::Float32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
-  const double rtol = tol.rtol ? *tol.rtol
+  const double rtol = tol.rtol                      ? *tol.rtol
                       : (tol.atol && *tol.atol > 0) ? 0.0
-                                                     : eps * static_cast<double>(std::max(m, n));
+                                                    : eps * static_cast<double>(std::max(m, n));
   if (hermitian) {
     const EighResult e = linalg_eigh(A);
     const Tensor magnitude = autograd::below_autograd([&] { return ops::abs(e.eigenvalues); });
@@ -176,7 +176,8 @@ Tensor linalg_pinv(const Tensor& A, Tolerances tol, bool hermitian) {
       return ops::maximum(ops::mul(largest, rtol), ops::full_like(largest, atol));
     });
     const Tensor keep = autograd::below_autograd([&] { return ops::gt(magnitude, cut); });
-    const Tensor inverse = where(keep, div(ones_like(e.eigenvalues), where(keep, e.eigenvalues, 1.0)), 0.0);
+    const Tensor inverse =
+        where(keep, div(ones_like(e.eigenvalues), where(keep, e.eigenvalues, 1.0)), 0.0);
     const Tensor V = e.eigenvectors;
     return matmul(mul(V, inverse.unsqueeze(-2)), V.transpose(-2, -1));
   }

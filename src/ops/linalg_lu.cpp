@@ -97,7 +97,8 @@ LuResult linalg_lu(const Tensor& A) {
     P = contiguous(eye(m, m, {A.dtype(), A.device()}).expand(with_matrix(batch, m, m)));
   } else {
     Tensor perm = empty({count(batch), m}, {DType::Int64, A.device()});
-    solver_for(A.device()).pivots_to_permutation(contiguous(f.pivots).view({count(batch), k}), perm);
+    solver_for(A.device())
+        .pivots_to_permutation(contiguous(f.pivots).view({count(batch), k}), perm);
     // one_hot(perm)[b][i][perm[i]] = 1 is P^T (Note on pivots_to_permutation in solver.h).
     P = reshape(linalg::mT(to(one_hot(perm, m), A.dtype())), with_matrix(batch, m, m));
   }
@@ -124,8 +125,8 @@ ExResult solve_impl(const Tensor& A, const Tensor& B, bool check) {
               " and ", shape_str(B.shape()), ")");
   const int64_t k = B2.shape()[B2.dim() - 1];
   const Shape batch = broadcast_shapes(linalg::batch_shape(A), linalg::batch_shape(B2), op);
-  ExResult r = lu_solve(op, A.expand(with_matrix(batch, n, n)),
-                        B2.expand(with_matrix(batch, n, k)), check ? singular_for_solve : nullptr);
+  ExResult r = lu_solve(op, A.expand(with_matrix(batch, n, n)), B2.expand(with_matrix(batch, n, k)),
+                        check ? singular_for_solve : nullptr);
   if (vector) r.result = r.result.squeeze(-1);
   return r;
 }

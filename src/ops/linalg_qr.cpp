@@ -87,9 +87,8 @@ Tensor linalg_householder_product(const Tensor& A, const Tensor& tau) {
   RCUDA_CHECK(m >= n, ShapeError, op,
               ": input.shape[-2] must be greater than or equal to input.shape[-1], got shape ",
               shape_str(A.shape()));
-  RCUDA_CHECK(tau.dtype() == A.dtype(), DTypeError, op,
-              ": tau dtype must be input's dtype ", dtype_name(A.dtype()), ", got ",
-              dtype_name(tau.dtype()));
+  RCUDA_CHECK(tau.dtype() == A.dtype(), DTypeError, op, ": tau dtype must be input's dtype ",
+              dtype_name(A.dtype()), ", got ", dtype_name(tau.dtype()));
   check_same_device(op, {A, tau});
   const Shape batch = linalg::batch_shape(A);
   RCUDA_CHECK(tau.dim() == A.dim() - 1, ShapeError, op,

@@ -104,7 +104,9 @@ SvdResult linalg_svd(const Tensor& A, bool full_matrices) {
   return svd_any("linalg.svd", A, full_matrices ? SvdJob::Full : SvdJob::Reduced);
 }
 
-Tensor linalg_svdvals(const Tensor& A) { return svd_any("linalg.svdvals", A, SvdJob::ValuesOnly).S; }
+Tensor linalg_svdvals(const Tensor& A) {
+  return svd_any("linalg.svdvals", A, SvdJob::ValuesOnly).S;
+}
 
 namespace {
 EighResult eigh_impl(const char* op, const Tensor& A, const std::string& uplo, bool vectors) {
@@ -135,9 +137,10 @@ Tensor linalg_eigvalsh(const Tensor& A, const std::string& uplo) {
 
 void linalg_eig(const Tensor& A, const char* op) {
   throw ValueError(detail::concat(
-      op, ": the eigenvalues and eigenvectors of a general real matrix are complex, and rcuda "
-          "has no complex dtype; for a symmetric matrix use linalg_eigh or linalg_eigvalsh (got "
-          "A of shape ",
+      op,
+      ": the eigenvalues and eigenvectors of a general real matrix are complex, and rcuda "
+      "has no complex dtype; for a symmetric matrix use linalg_eigh or linalg_eigvalsh (got "
+      "A of shape ",
       shape_str(A.shape()), ")"));
 }
 
@@ -145,7 +148,8 @@ Tensor linalg_pinv(const Tensor& A, Tolerances tol, bool hermitian) {
   const char* op = "linalg.pinv";
   linalg::check_matrix(op, "A", A, /*square=*/hermitian);
   const int64_t m = A.shape()[A.dim() - 2], n = A.shape()[A.dim() - 1];
-  if (A.numel() == 0) return zeros(with_dims(linalg::batch_shape(A), {n, m}), {A.dtype(), A.device()});
+  if (A.numel() == 0)
+    return zeros(with_dims(linalg::batch_shape(A), {n, m}), {A.dtype(), A.device()});
   if (hermitian) {
     const EighResult e = eigh_impl(op, A, "L", true);
     const Tensor magnitude = abs(e.eigenvalues);
@@ -176,7 +180,8 @@ Tensor linalg_cond(const Tensor& A, double p) {
               "matrix_norm and inv)");
   const Tensor s = svd_any(op, A, SvdJob::ValuesOnly).S;
   const int64_t k = s.shape()[s.dim() - 1];
-  RCUDA_CHECK(k > 0, ValueError, op, ": A has no singular values (shape ", shape_str(A.shape()), ")");
+  RCUDA_CHECK(k > 0, ValueError, op, ": A has no singular values (shape ", shape_str(A.shape()),
+              ")");
   const Tensor largest = s.select(-1, 0), smallest = s.select(-1, k - 1);
   return p == 2 ? div(largest, smallest) : div(smallest, largest);
 }
@@ -206,7 +211,8 @@ LstsqResult linalg_lstsq(const Tensor& A, const Tensor& B, std::optional<double>
             zeros(batch, {DType::Int64, A.device()}), zeros(with_dims(batch, {r}), options)};
   }
   const SvdResult s = svd_any(op, a, SvdJob::Reduced);
-  const double relative = rcond.value_or(linalg::eps(A.dtype()) * static_cast<double>(std::max(m, n)));
+  const double relative =
+      rcond.value_or(linalg::eps(A.dtype()) * static_cast<double>(std::max(m, n)));
   const Tensor cut = mul(s.S.narrow(-1, 0, 1), Scalar(relative));
   const Tensor projected = mul(inverse_above(s.S, cut).unsqueeze(-1), matmul(mT(s.U), b));
   const Tensor X = matmul(mT(s.Vh), projected);

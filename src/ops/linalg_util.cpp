@@ -59,8 +59,7 @@ void check_info(const char* op, const Tensor& info, bool batched,
   const int32_t* p = host.data<int32_t>();
   for (int64_t i = 0; i < host.numel(); ++i) {
     if (p[i] == 0) continue;
-    const std::string where =
-        batched ? detail::concat("(Batch element ", i, "): ") : std::string();
+    const std::string where = batched ? detail::concat("(Batch element ", i, "): ") : std::string();
     throw ValueError(detail::concat(op, ": ", where, what(p[i])));
   }
 }

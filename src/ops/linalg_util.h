@@ -11,9 +11,9 @@
 // do qr and householder_product, whose LAPACK routines cannot fail on valid arguments.
 #pragma once
 
+#include <string>
 #include "rcuda/backend/solver.h"
 #include "rcuda/ops/linalg_factor.h"
-#include <string>
 
 #include "rcuda/tensor/tensor.h"
 

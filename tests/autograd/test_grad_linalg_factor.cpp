@@ -29,8 +29,10 @@ TEST(GradLinalgFactor, Solve) {
 }
 
 TEST(GradLinalgFactor, InvDetSlogdet) {
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_inv(x[0]); }, {matrix_leaf({2, 4, 4})}));
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_det(x[0]); }, {matrix_leaf({3, 3, 3})}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return linalg_inv(x[0]); }, {matrix_leaf({2, 4, 4})}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return linalg_det(x[0]); }, {matrix_leaf({3, 3, 3})}));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_det(x[0]); }, {leaf({4, 4})}));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_slogdet(x[0]).logabsdet; },
                         {leaf({2, 4, 4})}));
@@ -40,7 +42,8 @@ TEST(GradLinalgFactor, Cholesky) {
   // A = x x^T + 3 I is positive-definite for every x.
   for (bool upper : {false, true}) {
     auto f = [upper](const TensorList& x) {
-      const Tensor a = add(matmul(x[0], x[0].transpose(-2, -1)), mul(eye(3, 3, DType::Float64), 3.0));
+      const Tensor a =
+          add(matmul(x[0], x[0].transpose(-2, -1)), mul(eye(3, 3, DType::Float64), 3.0));
       return linalg_cholesky(a, upper);
     };
     EXPECT_TRUE(gradcheck(f, {leaf({2, 3, 3})})) << "upper " << upper;
@@ -103,26 +106,28 @@ TEST(GradLinalgFactor, SvdValuesAndVectors) {
         << shape_str(shape);
   }
   // full_matrices: the gradient of S and of the first k vectors is the reduced one.
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_svd(x[0], true).S; }, {leaf({4, 2})}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return linalg_svd(x[0], true).S; }, {leaf({4, 2})}));
 }
 
 TEST(GradLinalgFactor, ComposedPinvCondTensorinvTensorsolve) {
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_pinv(x[0]); }, {leaf({4, 3})}, 1e-6, 1e-5));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return linalg_pinv(x[0]); }, {leaf({4, 3})}, 1e-6, 1e-5));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_pinv(sym(x[0]), {}, true); },
                         {matrix_leaf({3, 3})}, 1e-6, 1e-5));
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_cond(x[0]); }, {matrix_leaf({3, 3})}));
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_tensorinv(x[0], 1); },
-                        {[] {
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return linalg_cond(x[0]); }, {matrix_leaf({3, 3})}));
+  EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_tensorinv(x[0], 1); }, {[] {
                           Tensor t = reshape(well_conditioned({4, 4}, DType::Float64), {4, 2, 2});
                           t.requires_grad_();
                           return t;
                         }()}));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return linalg_tensorsolve(x[0], x[1]); },
                         {[] {
-                          Tensor t = reshape(well_conditioned({4, 4}, DType::Float64), {2, 2, 4});
-                          t.requires_grad_();
-                          return t;
-                        }(),
+                           Tensor t = reshape(well_conditioned({4, 4}, DType::Float64), {2, 2, 4});
+                           t.requires_grad_();
+                           return t;
+                         }(),
                          leaf({2, 2})}));
 }
 

@@ -47,7 +47,8 @@ TEST(CudaLinalgFactor, SolveInvDetSlogdetMatchTheCpu) {
     const Tensor R = random_tensor({4, 4, 4}, dtype);
     EXPECT_TRUE(same(linalg_det(on_cuda(R)), linalg_det(R), tol(dtype) * 10));
     EXPECT_TRUE(same(linalg_slogdet(on_cuda(R)).sign, linalg_slogdet(R).sign, 0));
-    EXPECT_TRUE(same(linalg_slogdet(on_cuda(R)).logabsdet, linalg_slogdet(R).logabsdet, tol(dtype) * 10));
+    EXPECT_TRUE(
+        same(linalg_slogdet(on_cuda(R)).logabsdet, linalg_slogdet(R).logabsdet, tol(dtype) * 10));
   }
 }
 
@@ -71,8 +72,8 @@ TEST(CudaLinalgFactor, CholeskyAndEigenvaluesMatchTheCpu) {
     EXPECT_TRUE(same(linalg_eigvalsh(on_cuda(S)), linalg_eigvalsh(S), tol(dtype) * 10));
     const EighResult e = linalg_eigh(on_cuda(S), "U");
     // V diag(w) V^T rebuilds S.
-    const Tensor rebuilt = matmul(mul(e.eigenvectors, e.eigenvalues.unsqueeze(-2)),
-                                  e.eigenvectors.transpose(-2, -1));
+    const Tensor rebuilt =
+        matmul(mul(e.eigenvectors, e.eigenvalues.unsqueeze(-2)), e.eigenvectors.transpose(-2, -1));
     EXPECT_TRUE(same(rebuilt, S, tol(dtype) * 10));
   }
 }
@@ -91,7 +92,8 @@ TEST(CudaLinalgFactor, QrAndSvdRebuildAndMatchTheCpuUpToSigns) {
         const SvdResult g = linalg_svd(on_cuda(A), full), c = linalg_svd(A, full);
         EXPECT_TRUE(same(g.S, c.S, tol(dtype)));
         const int64_t k = g.S.shape().back();
-        const Tensor rebuilt = matmul(mul(g.U.narrow(-1, 0, k), g.S.unsqueeze(-2)), g.Vh.narrow(-2, 0, k));
+        const Tensor rebuilt =
+            matmul(mul(g.U.narrow(-1, 0, k), g.S.unsqueeze(-2)), g.Vh.narrow(-2, 0, k));
         EXPECT_TRUE(same(rebuilt, A, tol(dtype) * 10));
       }
       EXPECT_TRUE(same(linalg_svdvals(on_cuda(A)), linalg_svdvals(A), tol(dtype)));
@@ -122,12 +124,15 @@ TEST(CudaLinalgFactor, ErrorsReadTheDeviceInfo) {
             "linalg.solve: The solver failed because the input matrix is singular.");
   const Tensor indefinite =
       on_cuda(test::tensor_of({2, 0, 0, 0, 1, 0, 0, 0, -1}, {3, 3}, DType::Float32));
-  EXPECT_EQ(error_message([&] { linalg_cholesky(stack({indefinite, indefinite})); }),
+  EXPECT_EQ(error_message([&] {
+              linalg_cholesky(stack({indefinite, indefinite}));
+            }),
             "linalg.cholesky: (Batch element 0): The factorization could not be completed because "
             "the input is not positive-definite (the leading minor of order 3 is not "
             "positive-definite).");
   // Empty batches never reach cuSOLVER.
-  EXPECT_EQ(linalg_inv(on_cuda(Tensor::empty({0, 3, 3}, DType::Float32))).shape(), (Shape{0, 3, 3}));
+  EXPECT_EQ(linalg_inv(on_cuda(Tensor::empty({0, 3, 3}, DType::Float32))).shape(),
+            (Shape{0, 3, 3}));
 }
 
 TEST(CudaLinalgFactor, GradientsMatchTheCpu) {
@@ -138,12 +143,25 @@ TEST(CudaLinalgFactor, GradientsMatchTheCpu) {
     x.requires_grad_();
     Tensor y;
     switch (which) {
-      case 0: y = linalg_inv(x); break;
-      case 1: y = linalg_det(x); break;
-      case 2: y = linalg_svdvals(x); break;
-      case 3: y = linalg_eigvalsh(add(x, x.transpose(-2, -1))); break;
-      case 4: y = linalg_qr(x).R; break;
-      default: y = linalg_cholesky(add(matmul(x, x.transpose(-2, -1)), eye(4, 4, {DType::Float64, x.device()}))); break;
+      case 0:
+        y = linalg_inv(x);
+        break;
+      case 1:
+        y = linalg_det(x);
+        break;
+      case 2:
+        y = linalg_svdvals(x);
+        break;
+      case 3:
+        y = linalg_eigvalsh(add(x, x.transpose(-2, -1)));
+        break;
+      case 4:
+        y = linalg_qr(x).R;
+        break;
+      default:
+        y = linalg_cholesky(
+            add(matmul(x, x.transpose(-2, -1)), eye(4, 4, {DType::Float64, x.device()})));
+        break;
     }
     autograd::backward(sum(mul(y, y)));
     return x.grad();

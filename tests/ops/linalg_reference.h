@@ -39,8 +39,8 @@ inline std::vector<Mat> matrices(const Tensor& t) {
   const int64_t count = size == 0 ? 0 : static_cast<int64_t>(all.size()) / size;
   std::vector<Mat> out;
   for (int64_t b = 0; b < count; ++b)
-    out.push_back({rows, cols,
-                   std::vector<double>(all.begin() + b * size, all.begin() + (b + 1) * size)});
+    out.push_back(
+        {rows, cols, std::vector<double>(all.begin() + b * size, all.begin() + (b + 1) * size)});
   return out;
 }
 

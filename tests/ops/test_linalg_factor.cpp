@@ -35,7 +35,8 @@ TEST(LinalgFactor, LuRebuildsAFromPermutationAndTriangles) {
       ASSERT_EQ(r.L.shape().back(), k);
       ASSERT_EQ(r.U.shape()[r.U.dim() - 2], k);
       for (size_t b = 0; b < a.size(); ++b) {
-        EXPECT_TRUE(mat_near(matmul_mat(p[b], matmul_mat(l[b], u[b])), a[b], factor_tolerance(dtype)))
+        EXPECT_TRUE(
+            mat_near(matmul_mat(p[b], matmul_mat(l[b], u[b])), a[b], factor_tolerance(dtype)))
             << "batch " << b << " " << shape_str(shape);
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < k; ++j) {
@@ -97,7 +98,8 @@ TEST(LinalgFactor, SolveMatchesGaussianEliminationWithBroadcastAndVectors) {
     ASSERT_EQ(y.shape(), (Shape{3, 5}));
     const std::vector<Mat> a2 = matrices(A2), ym = matrices(y.unsqueeze(-1)),
                            vm = matrices(v.unsqueeze(-1));
-    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(mat_near(ym[i], gauss_solve(a2[i], vm[i]).second, tol));
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_TRUE(mat_near(ym[i], gauss_solve(a2[i], vm[i]).second, tol));
     const Tensor w = random_tensor({5}, dtype);
     EXPECT_EQ(linalg_solve(A2, w).shape(), (Shape{3, 5}));
   }
@@ -121,7 +123,8 @@ TEST(LinalgFactor, InvTimesAIsTheIdentity) {
     const std::vector<Mat> a = matrices(A), inv = matrices(linalg_inv(A));
     for (size_t b = 0; b < a.size(); ++b) {
       EXPECT_TRUE(mat_near(matmul_mat(a[b], inv[b]), identity_mat(6), factor_tolerance(dtype)));
-      EXPECT_TRUE(mat_near(inv[b], gauss_solve(a[b], identity_mat(6)).second, factor_tolerance(dtype)));
+      EXPECT_TRUE(
+          mat_near(inv[b], gauss_solve(a[b], identity_mat(6)).second, factor_tolerance(dtype)));
     }
   }
 }
@@ -295,11 +298,13 @@ TEST(LinalgFactor, PinvSatisfiesThePenroseConditions) {
 
 TEST(LinalgFactor, MatrixRankCountsTheIndependentColumns) {
   // [6, 2] x [2, 5]: rank 2 (for random factors, almost surely).
-  const Tensor A = matmul(random_tensor({3, 6, 2}, DType::Float64), random_tensor({3, 2, 5}, DType::Float64));
+  const Tensor A =
+      matmul(random_tensor({3, 6, 2}, DType::Float64), random_tensor({3, 2, 5}, DType::Float64));
   const Tensor rank = linalg_matrix_rank(A);
   EXPECT_EQ(rank.dtype(), DType::Int64);
   EXPECT_TRUE(all_close(to_doubles(rank), {2, 2, 2}, 0));
-  EXPECT_TRUE(all_close(to_doubles(linalg_matrix_rank(well_conditioned({4, 4}, DType::Float32))), {4}, 0));
+  EXPECT_TRUE(
+      all_close(to_doubles(linalg_matrix_rank(well_conditioned({4, 4}, DType::Float32))), {4}, 0));
   // A tolerance above every singular value: rank 0.
   EXPECT_TRUE(all_close(to_doubles(linalg_matrix_rank(A, {1e6, std::nullopt})), {0, 0, 0}, 0));
 }
@@ -312,7 +317,8 @@ TEST(LinalgFactor, CondIsTheRatioOfExtremeSingularValues) {
     EXPECT_NEAR(c[b], s[b].at(0, 0) / s[b].at(0, 3), 1e-9 * c[b]);
     EXPECT_NEAR(c2[b], s[b].at(0, 3) / s[b].at(0, 0), 1e-12);
   }
-  EXPECT_NE(error_message([&] { linalg_cond(A, 1); }).find("linalg.cond: p = 1"), std::string::npos);
+  EXPECT_NE(error_message([&] { linalg_cond(A, 1); }).find("linalg.cond: p = 1"),
+            std::string::npos);
 }
 
 TEST(LinalgFactor, LstsqSolvesTheNormalEquations) {
@@ -326,7 +332,8 @@ TEST(LinalgFactor, LstsqSolvesTheNormalEquations) {
   EXPECT_EQ(r.singular_values.shape(), (Shape{2, 3}));
   for (size_t i = 0; i < 2; ++i) {
     const Mat at = transpose_mat(a[i]);
-    EXPECT_TRUE(mat_near(x[i], gauss_solve(matmul_mat(at, a[i]), matmul_mat(at, b[i])).second, 1e-9));
+    EXPECT_TRUE(
+        mat_near(x[i], gauss_solve(matmul_mat(at, a[i]), matmul_mat(at, b[i])).second, 1e-9));
     Mat diff = matmul_mat(a[i], x[i]);
     for (size_t j = 0; j < diff.v.size(); ++j) diff.v[j] -= b[i].v[j];
     for (int64_t c = 0; c < 2; ++c) {
@@ -336,7 +343,8 @@ TEST(LinalgFactor, LstsqSolvesTheNormalEquations) {
     }
   }
   // A rank-deficient A: no residuals, rank 1.
-  const Tensor low = matmul(random_tensor({5, 1}, DType::Float64), random_tensor({1, 3}, DType::Float64));
+  const Tensor low =
+      matmul(random_tensor({5, 1}, DType::Float64), random_tensor({1, 3}, DType::Float64));
   const LstsqResult d = linalg_lstsq(low, random_tensor({5, 2}, DType::Float64));
   EXPECT_EQ(d.residuals.numel(), 0);
   EXPECT_TRUE(all_close(to_doubles(d.rank), {1}, 0));
@@ -347,15 +355,17 @@ TEST(LinalgFactor, TensorinvAndTensorsolveReshapeInvAndSolve) {
   const Tensor Ainv = linalg_tensorinv(A, 1);
   EXPECT_EQ(Ainv.shape(), (Shape{2, 3, 6}));
   EXPECT_TRUE(mat_near(matrices(reshape(Ainv, {6, 6}))[0],
-                       gauss_solve(matrices(reshape(A, {6, 6}))[0], identity_mat(6)).second, 1e-10));
+                       gauss_solve(matrices(reshape(A, {6, 6}))[0], identity_mat(6)).second,
+                       1e-10));
   const Tensor B = random_tensor({6}, DType::Float64);
   const Tensor X = linalg_tensorsolve(A, B);
   EXPECT_EQ(X.shape(), (Shape{2, 3}));
-  EXPECT_TRUE(mat_near(matrices(reshape(X, {6, 1}))[0],
-                       gauss_solve(matrices(reshape(A, {6, 6}))[0], matrices(reshape(B, {6, 1}))[0]).second,
-                       1e-10));
-  EXPECT_NE(error_message([&] { linalg_tensorinv(random_tensor({2, 3}, DType::Float64), 1); })
-                .find("linalg.tensorinv: Expected self to satisfy the requirement"),
+  EXPECT_TRUE(mat_near(
+      matrices(reshape(X, {6, 1}))[0],
+      gauss_solve(matrices(reshape(A, {6, 6}))[0], matrices(reshape(B, {6, 1}))[0]).second, 1e-10));
+  EXPECT_NE(error_message([&] {
+              linalg_tensorinv(random_tensor({2, 3}, DType::Float64), 1);
+            }).find("linalg.tensorinv: Expected self to satisfy the requirement"),
             std::string::npos);
 }
 
@@ -382,33 +392,45 @@ TEST(LinalgFactor, ErrorsNameTheOpTheArgumentAndTheValues) {
             "because the input matrix is singular.");
   // Batched: torch's "(Batch element i)" prefix names the failing matrix.
   const Tensor batch = stack({eye(2, 2, DType::Float64), singular});
-  EXPECT_EQ(error_message([&] { linalg_inv(batch); }).rfind("linalg.inv: (Batch element 1): ", 0), 0u);
+  EXPECT_EQ(error_message([&] { linalg_inv(batch); }).rfind("linalg.inv: (Batch element 1): ", 0),
+            0u);
   // Not positive-definite: the order of the first failing leading minor.
   const Tensor indefinite = tensor_of({2, 0, 0, 0, 1, 0, 0, 0, -1}, {3, 3}, DType::Float64);
   EXPECT_EQ(error_message([&] { linalg_cholesky(indefinite); }),
             "linalg.cholesky: The factorization could not be completed because the input is not "
             "positive-definite (the leading minor of order 3 is not positive-definite).");
-  EXPECT_EQ(error_message([&] { linalg_inv(random_tensor({2, 3}, DType::Float64)); }),
+  EXPECT_EQ(error_message([&] {
+              linalg_inv(random_tensor({2, 3}, DType::Float64));
+            }),
             "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices");
-  EXPECT_EQ(error_message([&] { linalg_det(Tensor::empty({3, 3}, DType::Int64)); }),
+  EXPECT_EQ(error_message([&] {
+              linalg_det(Tensor::empty({3, 3}, DType::Int64));
+            }),
             "linalg.det: Expected a floating point tensor (float32 or float64) as A, got int64");
   EXPECT_EQ(error_message([&] { linalg_svd(Tensor::empty({3}, DType::Float32)); }),
             "linalg.svd: A must have at least 2 dimensions, got shape [3]");
-  EXPECT_NE(error_message([&] {
-              linalg_solve(random_tensor({3, 3}, DType::Float64), random_tensor({4, 2}, DType::Float64));
-            }).find("Incompatible shapes of A and B for the equation AX = B ([3, 3] and [4, 2])"),
-            std::string::npos);
-  EXPECT_NE(error_message([&] {
-              linalg_solve(random_tensor({3, 3}, DType::Float64), random_tensor({3}, DType::Float32));
-            }).find("Expected A and B to have the same dtype"),
-            std::string::npos);
-  EXPECT_EQ(error_message([&] { linalg_qr(random_tensor({3, 3}, DType::Float64), "full"); }),
+  EXPECT_NE(
+      error_message([&] {
+        linalg_solve(random_tensor({3, 3}, DType::Float64), random_tensor({4, 2}, DType::Float64));
+      }).find("Incompatible shapes of A and B for the equation AX = B ([3, 3] and [4, 2])"),
+      std::string::npos);
+  EXPECT_NE(
+      error_message([&] {
+        linalg_solve(random_tensor({3, 3}, DType::Float64), random_tensor({3}, DType::Float32));
+      }).find("Expected A and B to have the same dtype"),
+      std::string::npos);
+  EXPECT_EQ(error_message([&] {
+              linalg_qr(random_tensor({3, 3}, DType::Float64), "full");
+            }),
             "linalg.qr: qr received unrecognized mode 'full' but expected one of 'reduced' "
             "(default), 'r', or 'complete'");
-  EXPECT_EQ(error_message([&] { linalg_eigh(random_tensor({3, 3}, DType::Float64), "X"); }),
+  EXPECT_EQ(error_message([&] {
+              linalg_eigh(random_tensor({3, 3}, DType::Float64), "X");
+            }),
             "linalg.eigh: Expected UPLO argument to be 'L' or 'U', but got X");
-  EXPECT_NE(error_message([&] { linalg_eig(random_tensor({3, 3}, DType::Float64)); })
-                .find("rcuda has no complex dtype"),
+  EXPECT_NE(error_message([&] {
+              linalg_eig(random_tensor({3, 3}, DType::Float64));
+            }).find("rcuda has no complex dtype"),
             std::string::npos);
   EXPECT_NE(error_message([&] {
               linalg_householder_product(random_tensor({2, 3}, DType::Float64),

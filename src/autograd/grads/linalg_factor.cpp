@@ -29,9 +29,7 @@ Tensor inv(const Tensor& A) { return ops::linalg_inv_ex(A).result; }
 Tensor unsqueeze2(const Tensor& x) { return x.unsqueeze(-1).unsqueeze(-1); }
 
 // X R^-1 for square invertible R: (R^-T X^T)^T.
-Tensor solve_right(const Tensor& X, const Tensor& R) {
-  return mT(solve(mT(R), mT(X)));
-}
+Tensor solve_right(const Tensor& X, const Tensor& R) { return mT(solve(mT(R), mT(X))); }
 
 // X = A^-1 B: gB = A^-T gX, gA = -gB X^T (vectors as one-column matrices).
 TensorList solve_backward(const Tensor& g, const Tensor& A, const Tensor& X, bool vector,
@@ -50,8 +48,8 @@ Tensor cholesky_backward(Tensor gL, Tensor L, bool upper) {
   }
   Tensor phi = tril(ops::matmul(mT(L), tril(gL)));
   phi = ops::sub(phi, ops::mul(diag_embed(phi.diagonal(0, -2, -1)), 0.5));
-  const Tensor inner = solve(mT(L), phi);  // L^-T Phi
-  const Tensor gA = solve_right(inner, L);              // L^-T Phi L^-1
+  const Tensor inner = solve(mT(L), phi);   // L^-T Phi
+  const Tensor gA = solve_right(inner, L);  // L^-T Phi L^-1
   return ops::mul(ops::add(gA, mT(gA)), 0.5);
 }
 
@@ -109,8 +107,7 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const 
 }
 
 // A = U diag(S) Vh (reduced; full matrices are narrowed to k first, as torch).
-Tensor svd_backward(Tensor gU, const Tensor& gS, Tensor gVh, Tensor U, const Tensor& S,
-                    Tensor Vh) {
+Tensor svd_backward(Tensor gU, const Tensor& gS, Tensor gVh, Tensor U, const Tensor& S, Tensor Vh) {
   const int64_t m = U.shape()[U.dim() - 2], n = Vh.shape()[Vh.dim() - 1];
   const int64_t k = S.shape()[S.dim() - 1];
   U = U.narrow(-1, 0, k);
@@ -156,14 +153,22 @@ Tensor svd_backward(Tensor gU, const Tensor& gS, Tensor gVh, Tensor U, const Ten
 
 const char* FactorBackward::name() const {
   switch (op) {
-    case FactorOp::Solve: return "LinalgSolveExBackward";
-    case FactorOp::Inv: return "LinalgInvExBackward";
-    case FactorOp::Det: return "LinalgDetBackward";
-    case FactorOp::Slogdet: return "LinalgSlogdetBackward";
-    case FactorOp::Cholesky: return "LinalgCholeskyExBackward";
-    case FactorOp::Qr: return "LinalgQrBackward";
-    case FactorOp::Eigh: return "LinalgEighBackward";
-    case FactorOp::Svd: return "LinalgSvdBackward";
+    case FactorOp::Solve:
+      return "LinalgSolveExBackward";
+    case FactorOp::Inv:
+      return "LinalgInvExBackward";
+    case FactorOp::Det:
+      return "LinalgDetBackward";
+    case FactorOp::Slogdet:
+      return "LinalgSlogdetBackward";
+    case FactorOp::Cholesky:
+      return "LinalgCholeskyExBackward";
+    case FactorOp::Qr:
+      return "LinalgQrBackward";
+    case FactorOp::Eigh:
+      return "LinalgEighBackward";
+    case FactorOp::Svd:
+      return "LinalgSvdBackward";
   }
   return "FactorBackward";
 }

@@ -28,8 +28,8 @@ void dorgqr_(const int*, const int*, const int*, double*, const int*, const doub
              const int*, int*);
 void sgesdd_(const char*, const int*, const int*, float*, const int*, float*, float*, const int*,
              float*, const int*, float*, const int*, int*, int*, size_t);
-void dgesdd_(const char*, const int*, const int*, double*, const int*, double*, double*,
-             const int*, double*, const int*, double*, const int*, int*, int*, size_t);
+void dgesdd_(const char*, const int*, const int*, double*, const int*, double*, double*, const int*,
+             double*, const int*, double*, const int*, int*, int*, size_t);
 void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, float*, const int*,
              int*, const int*, int*, size_t, size_t);
 void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*,
@@ -198,8 +198,7 @@ class LapackSolver final : public Solver {
         T* up = job == SvdJob::ValuesOnly ? &dummy_u : u.data<T>() + i * int64_t{m} * ucols;
         T* vp = job == SvdJob::ValuesOnly ? &dummy_vt : vt.data<T>() + i * int64_t{n} * n;
         gesdd(jobz, m, n, a.data<T>() + i * b.stride, s.data<T>() + i * n, up, ldu, vp, ldvt,
-              work.data(), static_cast<int>(work.size()), iwork.data(),
-              info.data<int32_t>() + i);
+              work.data(), static_cast<int>(work.size()), iwork.data(), info.data<int32_t>() + i);
       }
     });
   }

@@ -21,11 +21,11 @@ namespace {
                                  " at ", file, ":", line));
 }
 
-#define RCUDA_CUSOLVER_CHECK(call)                                                     \
-  do {                                                                                 \
-    const cusolverStatus_t rcuda_solver_status_ = (call);                              \
-    if (rcuda_solver_status_ != CUSOLVER_STATUS_SUCCESS)                               \
-      throw_cusolver_error(rcuda_solver_status_, #call, __FILE__, __LINE__);           \
+#define RCUDA_CUSOLVER_CHECK(call)                                           \
+  do {                                                                       \
+    const cusolverStatus_t rcuda_solver_status_ = (call);                    \
+    if (rcuda_solver_status_ != CUSOLVER_STATUS_SUCCESS)                     \
+      throw_cusolver_error(rcuda_solver_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // One handle per device, created on first use. A handle holds one stream at a time, so each
@@ -46,7 +46,8 @@ class HandleScope {
   explicit HandleScope(const Tensor& t) : device_(t.device().index), guard_(device_) {
     check_device_index(device_, "linalg");
     Handles& h = handles();
-    std::call_once(h.once[device_], [&] { RCUDA_CUSOLVER_CHECK(cusolverDnCreate(&h.handle[device_])); });
+    std::call_once(h.once[device_],
+                   [&] { RCUDA_CUSOLVER_CHECK(cusolverDnCreate(&h.handle[device_])); });
     lock_ = std::unique_lock<std::mutex>(h.lock[device_]);
     stream_ = current_stream(device_);
     RCUDA_CUSOLVER_CHECK(cusolverDnSetStream(h.handle[device_], stream_));
@@ -74,12 +75,13 @@ using H = cusolverDnHandle_t;
 RCUDA_CUSOLVER_PAIR(getrf_bufferSize, (H h, int m, int n, float* a, int* lw),
                     (H h, int m, int n, double* a, int* lw), (h, m, n, a, m, lw))
 RCUDA_CUSOLVER_PAIR(getrf, (H h, int m, int n, float* a, float* w, int* p, int* i),
-                    (H h, int m, int n, double* a, double* w, int* p, int* i), (h, m, n, a, m, w, p, i))
+                    (H h, int m, int n, double* a, double* w, int* p, int* i),
+                    (h, m, n, a, m, w, p, i))
 RCUDA_CUSOLVER_PAIR(getrs, (H h, int n, int k, const float* a, const int* p, float* b, int* i),
                     (H h, int n, int k, const double* a, const int* p, double* b, int* i),
                     (h, CUBLAS_OP_N, n, k, a, n, p, b, n, i))
-RCUDA_CUSOLVER_PAIR(potrf_bufferSize, (H h, int n, float* a, int* lw), (H h, int n, double* a, int* lw),
-                    (h, CUBLAS_FILL_MODE_LOWER, n, a, n, lw))
+RCUDA_CUSOLVER_PAIR(potrf_bufferSize, (H h, int n, float* a, int* lw),
+                    (H h, int n, double* a, int* lw), (h, CUBLAS_FILL_MODE_LOWER, n, a, n, lw))
 RCUDA_CUSOLVER_PAIR(potrf, (H h, int n, float* a, float* w, int lw, int* i),
                     (H h, int n, double* a, double* w, int lw, int* i),
                     (h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lw, i))
@@ -88,19 +90,26 @@ RCUDA_CUSOLVER_PAIR(geqrf_bufferSize, (H h, int m, int n, float* a, int* lw),
 RCUDA_CUSOLVER_PAIR(geqrf, (H h, int m, int n, float* a, float* t, float* w, int lw, int* i),
                     (H h, int m, int n, double* a, double* t, double* w, int lw, int* i),
                     (h, m, n, a, m, t, w, lw, i))
-RCUDA_CUSOLVER_PAIR(orgqr_bufferSize, (H h, int m, int n, int k, const float* a, const float* t, int* lw),
+RCUDA_CUSOLVER_PAIR(orgqr_bufferSize,
+                    (H h, int m, int n, int k, const float* a, const float* t, int* lw),
                     (H h, int m, int n, int k, const double* a, const double* t, int* lw),
                     (h, m, n, k, a, m, t, lw))
-RCUDA_CUSOLVER_PAIR(orgqr, (H h, int m, int n, int k, float* a, const float* t, float* w, int lw, int* i),
-                    (H h, int m, int n, int k, double* a, const double* t, double* w, int lw, int* i),
+RCUDA_CUSOLVER_PAIR(orgqr,
+                    (H h, int m, int n, int k, float* a, const float* t, float* w, int lw, int* i),
+                    (H h, int m, int n, int k, double* a, const double* t, double* w, int lw,
+                     int* i),
                     (h, m, n, k, a, m, t, w, lw, i))
 RCUDA_CUSOLVER_PAIR(syevd_bufferSize,
-                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, const float* a, const float* e, int* lw),
-                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, const double* a, const double* e, int* lw),
+                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, const float* a,
+                     const float* e, int* lw),
+                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, const double* a,
+                     const double* e, int* lw),
                     (h, j, u, n, a, n, e, lw))
 RCUDA_CUSOLVER_PAIR(syevd,
-                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, float* a, float* e, float* w, int lw, int* i),
-                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, double* a, double* e, double* w, int lw, int* i),
+                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, float* a, float* e,
+                     float* w, int lw, int* i),
+                    (H h, cusolverEigMode_t j, cublasFillMode_t u, int n, double* a, double* e,
+                     double* w, int lw, int* i),
                     (h, j, u, n, a, n, e, w, lw, i))
 #undef RCUDA_CUSOLVER_PAIR
 
@@ -264,7 +273,8 @@ class CusolverSolver final : public Solver {
     for_dtype(a, [&](auto zero) {
       using T = decltype(zero);
       int lwork = 0;
-      RCUDA_CUSOLVER_CHECK(syevd_bufferSize(h.get(), job, uplo, n, a.data<T>(), w.data<T>(), &lwork));
+      RCUDA_CUSOLVER_CHECK(
+          syevd_bufferSize(h.get(), job, uplo, n, a.data<T>(), w.data<T>(), &lwork));
       Tensor work = h.scratch(lwork, a.dtype());
       for (int64_t i = 0; i < b.count; ++i)
         RCUDA_CUSOLVER_CHECK(syevd(h.get(), job, uplo, n, a.data<T>() + i * b.stride,

@@ -27,8 +27,8 @@ void launch_lu_permutation(const int32_t* pivots, int64_t* perm, int64_t count, 
                            int64_t rows, cudaStream_t stream) {
   constexpr int kThreads = 128;
   const int64_t blocks = (count + kThreads - 1) / kThreads;
-  lu_permutation_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(pivots, perm,
-                                                                                 count, k, rows);
+  lu_permutation_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(pivots, perm, count,
+                                                                                k, rows);
   RCUDA_CUDA_CHECK_LAUNCH();
 }
 
