@@ -107,7 +107,8 @@ TEST(LinalgFactor, SolveMatchesGaussianEliminationWithBroadcastAndVectors) {
 
 TEST(LinalgFactor, SolveAndInvReadNonContiguousInputs) {
   const Tensor A = transposed_copy(well_conditioned({5, 5}, DType::Float64));
-  const Tensor B = transposed_copy(random_tensor({3, 5}, DType::Float64));  // [5, 3]
+  const Tensor B = transposed_copy(random_tensor({5, 3}, DType::Float64));
+  ASSERT_FALSE(B.is_contiguous());
   ASSERT_FALSE(A.is_contiguous());
   const Mat x = matrices(linalg_solve(A, B))[0];
   EXPECT_TRUE(mat_near(x, gauss_solve(matrices(A)[0], matrices(B)[0]).second, 1e-10));

@@ -76,13 +76,14 @@ TensorList qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, cons
               "linalg.qr: The derivative of linalg.qr is not implemented when mode='complete' "
               "and nrows > ncols, nor when mode='r' (Q was not computed)");
   if (m >= n) return {qr_backward_square(gQ, gR, Q, R)};
-  // Wide A = Q [X | Y]: X's part as a square QR with gQ + Y gY^T, Y's part Q gY.
+  // Wide A = [A1 | A2] = Q [X | Y]: Y = Q^T A2 adds A2 gY^T = Q Y gY^T to Q's gradient, then
+  // A1 = Q X is a square QR; A2's own gradient is Q gY.
   const Tensor X = R.narrow(-1, 0, m), Y = R.narrow(-1, m, n - m);
   Tensor gX, gY, gQ2 = gQ;
   if (gR.defined()) {
     gX = gR.narrow(-1, 0, m);
     gY = gR.narrow(-1, m, n - m);
-    const Tensor extra = ops::matmul(Y, mT(gY));
+    const Tensor extra = ops::matmul(ops::matmul(Q, Y), mT(gY));
     gQ2 = gQ.defined() ? ops::add(gQ, extra) : extra;
   }
   const Tensor gAX = qr_backward_square(gQ2, gX, Q, X);
