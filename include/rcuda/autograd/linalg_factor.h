@@ -21,7 +21,6 @@ using ops::LuResult;
 using ops::QrResult;
 using ops::SlogdetResult;
 using ops::SvdResult;
-using ops::Tolerances;
 
 Tensor linalg_solve(const Tensor& A, const Tensor& B);
 Tensor linalg_inv(const Tensor& A);

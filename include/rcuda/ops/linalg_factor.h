@@ -16,7 +16,17 @@
 
 #include "rcuda/tensor/tensor.h"
 
-namespace rcuda::ops {
+namespace rcuda {
+
+// Tolerances as torch: singular values at or below max(atol, rtol * largest) count as zero;
+// rtol defaults to eps(dtype) * max(m, n) when neither is given, else to 0. In rcuda, not
+// rcuda::ops, so that argument-dependent lookup does not make rcuda::linalg_pinv(A, tol)
+// ambiguous with the no-grad op.
+struct Tolerances {
+  std::optional<double> atol, rtol;
+};
+
+namespace ops {
 
 // A = P L U with partial pivoting. pivots: int32 [..., min(m, n)], 1-based (LAPACK's).
 struct LuFactorResult {
@@ -73,11 +83,6 @@ Tensor linalg_eigvalsh(const Tensor& A, const std::string& uplo = "L");
 // complex dtype (docs/linalg.md).
 [[noreturn]] void linalg_eig(const Tensor& A, const char* op = "linalg.eig");
 
-// Tolerances as torch: singular values at or below max(atol, rtol * largest) count as zero;
-// rtol defaults to eps(dtype) * max(m, n) when neither is given, else to 0.
-struct Tolerances {
-  std::optional<double> atol, rtol;
-};
 Tensor linalg_pinv(const Tensor& A, Tolerances tol = {}, bool hermitian = false);
 Tensor linalg_matrix_rank(const Tensor& A, Tolerances tol = {}, bool hermitian = false);
 // The 2-norm condition number, largest over smallest singular value (torch's p = None or 2;
@@ -107,4 +112,5 @@ Tensor diag_embed(const Tensor& v);              // [..., k] -> [..., k, k]
 Tensor eye_like(int64_t n, const Tensor& like);  // n x n identity in like's dtype and device
 }  // namespace linalg
 
-}  // namespace rcuda::ops
+}  // namespace ops
+}  // namespace rcuda
