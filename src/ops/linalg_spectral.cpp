@@ -76,7 +76,7 @@ SvdResult svd_any(const char* op, const Tensor& A, SvdJob job) {
     return {batched_eye(batch, m, full ? m : k, A), S, batched_eye(batch, full ? n : k, n, A)};
   }
   if (m >= n) return svd_tall(op, A, job);
-  const SvdResult t = svd_tall(op, mT(A), job);
+  SvdResult t = svd_tall(op, mT(A), job);
   if (job == SvdJob::ValuesOnly) return t;
   return {mT(t.Vh), t.S, mT(t.U)};
 }
