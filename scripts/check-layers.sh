@@ -25,11 +25,12 @@ cd "${1:-$(dirname "$0")/..}" || exit 2
 ORDER=(core memory tensor backend ops autograd optim nn amp)
 
 # Vendor: header pattern (a bash glob on the include path) and the README word that allows it.
-VENDOR_NAMES=(cuda cub cublas cudnn nccl nvml openblas openmp mpi http r)
+VENDOR_NAMES=(cuda cub cublas cusolver cudnn nccl nvml openblas openmp mpi http r)
 declare -A VENDOR_GLOBS=(
   [cuda]='cuda.h cuda_*.h cuda/* cooperative_groups* curand* nvrtc* nvtx* crt/* device_launch_parameters.h'
   [cub]='cub/* thrust/*'
   [cublas]='cublas*'
+  [cusolver]='cusolver*'
   [cudnn]='cudnn*'
   [nccl]='nccl*'
   [nvml]='nvml*'
@@ -41,7 +42,8 @@ declare -A VENDOR_GLOBS=(
 )
 # Extended regex (case-insensitive, whole word) of the README words for each vendor.
 declare -A VENDOR_WORDS=(
-  [cuda]='cuda' [cub]='cub|cccl|thrust' [cublas]='cublas|cublaslt' [cudnn]='cudnn(\.h)?'
+  [cuda]='cuda' [cub]='cub|cccl|thrust' [cublas]='cublas|cublaslt' [cusolver]='cusolver'
+  [cudnn]='cudnn(\.h)?'
   [nccl]='nccl' [nvml]='nvml' [openblas]='openblas|cblas(\.h)?' [openmp]='openmp'
   [mpi]='mpi' [http]='http|httplib|cpp-httplib' [r]='r headers|r api|cpp11'
 )

@@ -1,8 +1,8 @@
 # torch for R's einsum and the linalg_* functions that are compositions of matmul, reshape,
 # permute and the reductions (so they run on every device and carry gradients where those do):
 # torch_einsum, linalg_multi_dot, linalg_vector_norm, linalg_matrix_norm, linalg_norm,
-# linalg_cross, linalg_matrix_power. The factorisations (solve, inv, qr, svd, ...) need LAPACK
-# and cuSOLVER and are not here.
+# linalg_cross, linalg_matrix_power. The factorisations (solve, inv, qr, svd, ...) are in
+# R/linalg-factor.R; the nuclear and 2-norms and negative powers use them.
 
 # ---- einsum ----------------------------------------------------------------------------------
 
@@ -203,8 +203,16 @@ linalg_matrix_norm <- function(A, ord = "fro", dim = c(-2, -1), keepdim = FALSE,
   if (!is.null(dtype)) A <- A$to(dtype = dtype)
   a <- A$abs()
   if (identical(ord, "fro")) return(linalg_vector_norm(A, 2, dim = d, keepdim = keepdim))
-  if (identical(ord, "nuc") || (is.numeric(ord) && abs(ord) == 2)) {
-    value_error(fn, ": ord ", ord, " needs singular values (linalg_svdvals), which rcuda does not have yet")
+  if (identical(ord, "nuc") || (is.numeric(ord) && length(ord) == 1 && abs(ord) == 2)) {
+    # Singular-value norms: the sum ("nuc"), the largest (2) or the smallest (-2), over the two
+    # dims moved last (linalg_svdvals in R/linalg-factor.R, differentiable).
+    others <- setdiff(seq_len(A$dim()), d)
+    s <- linalg_svdvals(A$permute(c(others, d)))
+    out <- if (identical(ord, "nuc")) s$sum(dim = -1) else if (ord > 0) torch_amax(s, dim = -1) else torch_amin(s, dim = -1)
+    if (keepdim) {
+      for (k in sort(d)) out <- out$unsqueeze(k)
+    }
+    return(out)
   }
   if (!is.numeric(ord) || length(ord) != 1 || !(abs(ord) %in% c(1, Inf))) {
     value_error(fn, ": ord must be \"fro\", 1, -1, Inf or -Inf, got ", deparse(ord))
@@ -244,7 +252,10 @@ linalg_matrix_power <- function(A, n) {
   if (length(s) < 2 || s[length(s)] != s[length(s) - 1]) {
     value_error(fn, ": A must be a (batch of) square matrices, got shape ", paste(s, collapse = "x"))
   }
-  if (n < 0) value_error(fn, ": negative powers need linalg_inv, which rcuda does not have yet")
+  if (n < 0) {
+    A <- linalg_inv(A)
+    n <- -n
+  }
   if (n == 0) {
     k <- s[length(s)]
     return(torch_eye(k, dtype = A$dtype, device = A$device)$expand(s)$clone())

@@ -35,6 +35,7 @@ SEXP rc_add_alpha(SEXP a, SEXP b, SEXP alpha, SEXP subtract);
 SEXP rc_clamp(SEXP x, SEXP min, SEXP max);
 SEXP rc_where(SEXP condition, SEXP a, SEXP b);
 SEXP rc_matmul(SEXP kind, SEXP a, SEXP b);
+SEXP rc_linalg(SEXP op, SEXP a, SEXP b, SEXP options);
 SEXP rc_join(SEXP kind, SEXP tensors, SEXP dim);
 SEXP rc_reduce(SEXP kind, SEXP x, SEXP dims, SEXP keepdim, SEXP dtype);
 SEXP rc_extreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim);
@@ -194,6 +195,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_clamp", (DL_FUNC)&rc_clamp, 3},
     {"rc_where", (DL_FUNC)&rc_where, 3},
     {"rc_matmul", (DL_FUNC)&rc_matmul, 3},
+    {"rc_linalg", (DL_FUNC)&rc_linalg, 4},
     {"rc_join", (DL_FUNC)&rc_join, 3},
     {"rc_reduce", (DL_FUNC)&rc_reduce, 5},
     {"rc_extreme", (DL_FUNC)&rc_extreme, 4},

@@ -1,0 +1,112 @@
+// The factorisations of rcuda/autograd/linalg_factor.h for R/linalg-factor.R: one entry point,
+// rc_linalg(op, A, B, options), where options is a named list of the op's other arguments
+// (already checked and converted to engine terms on the R side: 0-based dims, ind). Returns a
+// tensor or an unnamed list of tensors, which the R side names as torch for R does.
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rcuda/autograd/linalg_factor.h"
+#include "rcuda_r.h"
+
+using namespace rcuda;
+using namespace rcuda::r;
+
+namespace {
+
+SEXP option(SEXP options, const char* name) {
+  SEXP names = Rf_getAttrib(options, R_NamesSymbol);
+  for (R_xlen_t i = 0; i < Rf_xlength(options); ++i)
+    if (std::strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(options, i);
+  return R_NilValue;
+}
+bool flag(SEXP options, const char* name) {
+  SEXP x = option(options, name);
+  return x != R_NilValue && Rf_asLogical(x) == TRUE;
+}
+std::string text(SEXP options, const char* name, const char* fallback) {
+  SEXP x = option(options, name);
+  return x == R_NilValue ? fallback : CHAR(STRING_ELT(x, 0));
+}
+std::optional<double> number(SEXP options, const char* name) {
+  SEXP x = option(options, name);
+  if (x == R_NilValue) return std::nullopt;
+  return Rf_asReal(x);
+}
+
+SEXP tensor_list(const std::vector<Tensor>& tensors) {
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, static_cast<R_xlen_t>(tensors.size())));
+  for (size_t i = 0; i < tensors.size(); ++i)
+    SET_VECTOR_ELT(out, static_cast<R_xlen_t>(i), wrap(tensors[i]));
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP run(const std::string& op, const Tensor& A, SEXP b, SEXP options) {
+  const Tolerances tol{number(options, "atol"), number(options, "rtol")};
+  if (op == "solve") return wrap(linalg_solve(A, unwrap(b)));
+  if (op == "inv") return wrap(linalg_inv(A));
+  if (op == "inv_ex") {
+    const ExResult r = linalg_inv_ex(A);
+    return tensor_list({r.result, r.info});
+  }
+  if (op == "det") return wrap(linalg_det(A));
+  if (op == "slogdet") {
+    const SlogdetResult r = linalg_slogdet(A);
+    return tensor_list({r.sign, r.logabsdet});
+  }
+  if (op == "cholesky") return wrap(linalg_cholesky(A, flag(options, "upper")));
+  if (op == "qr") {
+    const QrResult r = linalg_qr(A, text(options, "mode", "reduced"));
+    return tensor_list({r.Q, r.R});
+  }
+  if (op == "svd") {
+    const SvdResult r = linalg_svd(A, flag(options, "full_matrices"));
+    return tensor_list({r.U, r.S, r.Vh});
+  }
+  if (op == "svdvals") return wrap(linalg_svdvals(A));
+  if (op == "eigh") {
+    const EighResult r = linalg_eigh(A, text(options, "uplo", "L"));
+    return tensor_list({r.eigenvalues, r.eigenvectors});
+  }
+  if (op == "eigvalsh") return wrap(linalg_eigvalsh(A, text(options, "uplo", "L")));
+  if (op == "eig") linalg_eig(A, text(options, "name", "linalg_eig").c_str());
+  if (op == "lstsq") {
+    const LstsqResult r = linalg_lstsq(A, unwrap(b), number(options, "rcond"));
+    return tensor_list({r.solution, r.residuals, r.rank, r.singular_values});
+  }
+  if (op == "pinv") return wrap(linalg_pinv(A, tol, flag(options, "hermitian")));
+  if (op == "matrix_rank") return wrap(linalg_matrix_rank(A, tol, flag(options, "hermitian")));
+  if (op == "cond") return wrap(linalg_cond(A, number(options, "p").value_or(2)));
+  if (op == "lu_factor") {
+    const LuFactorResult r = linalg_lu_factor(A);
+    return tensor_list({r.LU, r.pivots});
+  }
+  if (op == "lu") {
+    const LuResult r = linalg_lu(A);
+    return tensor_list({r.P, r.L, r.U});
+  }
+  if (op == "householder_product") return wrap(linalg_householder_product(A, unwrap(b)));
+  if (op == "tensorinv")
+    return wrap(linalg_tensorinv(A, static_cast<int64_t>(number(options, "ind").value_or(2))));
+  if (op == "tensorsolve") {
+    SEXP dims = option(options, "dims");
+    std::optional<std::vector<int64_t>> d;
+    if (dims != R_NilValue) {
+      d.emplace();
+      for (R_xlen_t i = 0; i < Rf_xlength(dims); ++i)
+        d->push_back(static_cast<int64_t>(REAL(dims)[i]));
+    }
+    return wrap(linalg_tensorsolve(A, unwrap(b), d));
+  }
+  throw InternalError("rc_linalg: unknown op " + op);
+}
+
+}  // namespace
+
+extern "C" SEXP rc_linalg(SEXP op, SEXP a, SEXP b, SEXP options) {
+  RCUDA_BEGIN
+  return run(CHAR(STRING_ELT(op, 0)), unwrap(a), b, options);
+  RCUDA_END
+}

@@ -1,0 +1,203 @@
+// Entry points of the factorisations (rcuda/autograd/linalg_factor.h): one FactorBackward node
+// per call (grads/linalg_factor.cpp); tensorinv, tensorsolve, pinv and cond compose recorded ops.
+#include "rcuda/autograd/linalg_factor.h"
+
+#include <algorithm>
+
+#include "grads/linalg_factor.h"
+#include "rcuda/autograd/api.h"
+#include "rcuda/autograd/record.h"
+
+namespace rcuda {
+namespace {
+
+using autograd::FactorBackward;
+using autograd::FactorOp;
+using autograd::SavedTensor;
+
+std::shared_ptr<FactorBackward> factor_node(FactorOp op, const Tensor& A) {
+  auto node = autograd::make_node<FactorBackward>(A);
+  node->op = op;
+  return node;
+}
+
+}  // namespace
+
+Tensor linalg_solve(const Tensor& A, const Tensor& B) {
+  if (!autograd::should_record(A, B)) return ops::linalg_solve(A, B);
+  Tensor X = autograd::below_autograd([&] { return ops::linalg_solve(A, B); });
+  auto node = autograd::make_node<FactorBackward>(A, B);
+  node->op = FactorOp::Solve;
+  // The vector rule of ops::linalg_solve, recorded for the formula.
+  const Shape a_batch_n(A.shape().begin(), A.shape().end() - 1);
+  node->flag = B.dim() == 1 || (B.dim() == A.dim() - 1 && B.shape() == a_batch_n);
+  node->saved = {SavedTensor(A, SavedTensor::kInput), SavedTensor(X)};
+  autograd::set_history(X, node);
+  return X;
+}
+
+Tensor linalg_inv(const Tensor& A) {
+  if (!autograd::should_record(A)) return ops::linalg_inv(A);
+  Tensor out = autograd::below_autograd([&] { return ops::linalg_inv(A); });
+  auto node = factor_node(FactorOp::Inv, A);
+  node->saved = {SavedTensor(out)};
+  autograd::set_history(out, node);
+  return out;
+}
+
+Tensor linalg_det(const Tensor& A) {
+  if (!autograd::should_record(A)) return ops::linalg_det(A);
+  Tensor out = autograd::below_autograd([&] { return ops::linalg_det(A); });
+  auto node = factor_node(FactorOp::Det, A);
+  node->saved = {SavedTensor(A, SavedTensor::kInput), SavedTensor(out)};
+  autograd::set_history(out, node);
+  return out;
+}
+
+SlogdetResult linalg_slogdet(const Tensor& A) {
+  if (!autograd::should_record(A)) return ops::linalg_slogdet(A);
+  SlogdetResult r = autograd::below_autograd([&] { return ops::linalg_slogdet(A); });
+  auto node = factor_node(FactorOp::Slogdet, A);
+  node->saved = {SavedTensor(A, SavedTensor::kInput)};
+  node->set_num_outputs(2);
+  autograd::set_history(r.sign, node, 0);
+  autograd::set_history(r.logabsdet, node, 1);
+  return r;
+}
+
+Tensor linalg_cholesky(const Tensor& A, bool upper) {
+  if (!autograd::should_record(A)) return ops::linalg_cholesky(A, upper);
+  Tensor out = autograd::below_autograd([&] { return ops::linalg_cholesky(A, upper); });
+  auto node = factor_node(FactorOp::Cholesky, A);
+  node->flag = upper;
+  node->saved = {SavedTensor(out)};
+  autograd::set_history(out, node);
+  return out;
+}
+
+QrResult linalg_qr(const Tensor& A, const std::string& mode) {
+  if (!autograd::should_record(A)) return ops::linalg_qr(A, mode);
+  QrResult r = autograd::below_autograd([&] { return ops::linalg_qr(A, mode); });
+  auto node = factor_node(FactorOp::Qr, A);
+  node->saved = {SavedTensor(r.Q), SavedTensor(r.R)};
+  node->set_num_outputs(2);
+  if (mode != "r") autograd::set_history(r.Q, node, 0);
+  autograd::set_history(r.R, node, 1);
+  return r;
+}
+
+namespace {
+// Records the full SVD; `returned` says which outputs the caller hands out.
+SvdResult recorded_svd(const Tensor& A, bool full_matrices, bool values_only) {
+  SvdResult r = autograd::below_autograd([&] { return ops::linalg_svd(A, full_matrices); });
+  auto node = factor_node(FactorOp::Svd, A);
+  node->flag = full_matrices;
+  node->saved = {SavedTensor(r.U), SavedTensor(r.S), SavedTensor(r.Vh)};
+  node->set_num_outputs(3);
+  autograd::set_history(r.S, node, 1);
+  if (!values_only) {
+    autograd::set_history(r.U, node, 0);
+    autograd::set_history(r.Vh, node, 2);
+  }
+  return r;
+}
+
+EighResult recorded_eigh(const Tensor& A, const std::string& uplo, bool values_only) {
+  EighResult r = autograd::below_autograd([&] { return ops::linalg_eigh(A, uplo); });
+  auto node = factor_node(FactorOp::Eigh, A);
+  node->saved = {SavedTensor(r.eigenvalues), SavedTensor(r.eigenvectors)};
+  node->set_num_outputs(2);
+  autograd::set_history(r.eigenvalues, node, 0);
+  if (!values_only) autograd::set_history(r.eigenvectors, node, 1);
+  return r;
+}
+}  // namespace
+
+SvdResult linalg_svd(const Tensor& A, bool full_matrices) {
+  if (!autograd::should_record(A)) return ops::linalg_svd(A, full_matrices);
+  return recorded_svd(A, full_matrices, false);
+}
+
+Tensor linalg_svdvals(const Tensor& A) {
+  if (!autograd::should_record(A)) return ops::linalg_svdvals(A);
+  return recorded_svd(A, false, true).S;
+}
+
+EighResult linalg_eigh(const Tensor& A, const std::string& uplo) {
+  if (!autograd::should_record(A)) return ops::linalg_eigh(A, uplo);
+  return recorded_eigh(A, uplo, false);
+}
+
+Tensor linalg_eigvalsh(const Tensor& A, const std::string& uplo) {
+  if (!autograd::should_record(A)) return ops::linalg_eigvalsh(A, uplo);
+  return recorded_eigh(A, uplo, true).eigenvalues;
+}
+
+Tensor linalg_tensorinv(const Tensor& A, int64_t ind) {
+  if (!autograd::should_record(A)) return ops::linalg_tensorinv(A, ind);
+  // The checks and the output shape from the no-grad op, the values through recorded ops.
+  const Tensor checked = autograd::below_autograd([&] { return ops::linalg_tensorinv(A, ind); });
+  int64_t rows = 1;  // = prod(A.shape[ind:]) = prod(A.shape[:ind]), as the op checked
+  for (int64_t d = ind; d < A.dim(); ++d) rows *= A.shape()[d];
+  return reshape(linalg_inv(reshape(A, {rows, rows})), checked.shape());
+}
+
+Tensor linalg_tensorsolve(const Tensor& A, const Tensor& B,
+                          const std::optional<std::vector<int64_t>>& dims) {
+  if (!autograd::should_record(A, B)) return ops::linalg_tensorsolve(A, B, dims);
+  const Tensor checked =
+      autograd::below_autograd([&] { return ops::linalg_tensorsolve(A, B, dims); });
+  Tensor a = A;
+  if (dims && !dims->empty()) {
+    std::vector<int64_t> order, moved;
+    for (int64_t d : *dims) moved.push_back(d < 0 ? d + A.dim() : d);
+    for (int64_t d = 0; d < A.dim(); ++d)
+      if (std::find(moved.begin(), moved.end(), d) == moved.end()) order.push_back(d);
+    order.insert(order.end(), moved.begin(), moved.end());
+    a = A.permute(order);
+  }
+  const int64_t rows = B.numel();
+  return reshape(linalg_solve(reshape(a, {rows, rows}), reshape(B, {rows})), checked.shape());
+}
+
+Tensor linalg_pinv(const Tensor& A, Tolerances tol, bool hermitian) {
+  if (!autograd::should_record(A) || A.numel() == 0) return ops::linalg_pinv(A, tol, hermitian);
+  const int64_t m = A.shape()[A.dim() - 2], n = A.shape()[A.dim() - 1];
+  const double atol = tol.atol.value_or(0.0);
+  const double eps = A.dtype() == DType::Float32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  const double rtol = tol.rtol                      ? *tol.rtol
+                      : (tol.atol && *tol.atol > 0) ? 0.0
+                                                    : eps * static_cast<double>(std::max(m, n));
+  if (hermitian) {
+    const EighResult e = linalg_eigh(A);
+    const Tensor magnitude = autograd::below_autograd([&] { return ops::abs(e.eigenvalues); });
+    const Tensor cut = autograd::below_autograd([&] {
+      const Tensor largest = std::get<0>(ops::max(magnitude, -1, true));
+      return ops::maximum(ops::mul(largest, rtol), ops::full_like(largest, atol));
+    });
+    const Tensor keep = autograd::below_autograd([&] { return ops::gt(magnitude, cut); });
+    const Tensor inverse =
+        where(keep, div(ones_like(e.eigenvalues), where(keep, e.eigenvalues, 1.0)), 0.0);
+    const Tensor V = e.eigenvectors;
+    return matmul(mul(V, inverse.unsqueeze(-2)), V.transpose(-2, -1));
+  }
+  const SvdResult s = linalg_svd(A, false);
+  const Tensor cut = autograd::below_autograd([&] {
+    const Tensor largest = s.S.narrow(-1, 0, 1);
+    return ops::maximum(ops::mul(largest, rtol), ops::full_like(largest, atol));
+  });
+  const Tensor keep = autograd::below_autograd([&] { return ops::gt(s.S, cut); });
+  const Tensor inverse = where(keep, div(ones_like(s.S), where(keep, s.S, 1.0)), 0.0);
+  return matmul(mul(s.Vh.transpose(-2, -1), inverse.unsqueeze(-2)), s.U.transpose(-2, -1));
+}
+
+Tensor linalg_cond(const Tensor& A, double p) {
+  if (!autograd::should_record(A)) return ops::linalg_cond(A, p);
+  autograd::below_autograd([&] { return ops::linalg_cond(A, p); });  // the checks
+  const Tensor S = linalg_svdvals(A);
+  const int64_t k = S.shape()[S.dim() - 1];
+  const Tensor largest = S.select(-1, 0), smallest = S.select(-1, k - 1);
+  return p == 2 ? div(largest, smallest) : div(smallest, largest);
+}
+
+}  // namespace rcuda

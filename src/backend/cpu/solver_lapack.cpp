@@ -1,0 +1,243 @@
+// The CPU solver (rcuda/backend/solver.h): LAPACK through OpenBLAS, which exports the Fortran
+// symbols. One LAPACK call per matrix of the batch; OpenBLAS threads inside each call.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "rcuda/backend/solver.h"
+#include "rcuda/core/error.h"
+
+// Fortran LAPACK, LP64 (32-bit integers) as Debian's OpenBLAS builds it; character arguments
+// carry a hidden length after the others, passed explicitly as gfortran expects.
+extern "C" {
+void sgetrf_(const int*, const int*, float*, const int*, int*, int*);
+void dgetrf_(const int*, const int*, double*, const int*, int*, int*);
+void sgetrs_(const char*, const int*, const int*, const float*, const int*, const int*, float*,
+             const int*, int*, size_t);
+void dgetrs_(const char*, const int*, const int*, const double*, const int*, const int*, double*,
+             const int*, int*, size_t);
+void spotrf_(const char*, const int*, float*, const int*, int*, size_t);
+void dpotrf_(const char*, const int*, double*, const int*, int*, size_t);
+void sgeqrf_(const int*, const int*, float*, const int*, float*, float*, const int*, int*);
+void dgeqrf_(const int*, const int*, double*, const int*, double*, double*, const int*, int*);
+void sorgqr_(const int*, const int*, const int*, float*, const int*, const float*, float*,
+             const int*, int*);
+void dorgqr_(const int*, const int*, const int*, double*, const int*, const double*, double*,
+             const int*, int*);
+void sgesdd_(const char*, const int*, const int*, float*, const int*, float*, float*, const int*,
+             float*, const int*, float*, const int*, int*, int*, size_t);
+void dgesdd_(const char*, const int*, const int*, double*, const int*, double*, double*, const int*,
+             double*, const int*, double*, const int*, int*, int*, size_t);
+void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, float*, const int*,
+             int*, const int*, int*, size_t, size_t);
+void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*,
+             const int*, int*, const int*, int*, size_t, size_t);
+}
+
+namespace rcuda {
+namespace {
+
+// Overloads that pick the s- or d- routine by the element type.
+void getrf(int m, int n, float* a, int* piv, int* info) { sgetrf_(&m, &n, a, &m, piv, info); }
+void getrf(int m, int n, double* a, int* piv, int* info) { dgetrf_(&m, &n, a, &m, piv, info); }
+void getrs(int n, int k, const float* a, const int* piv, float* b, int* info) {
+  sgetrs_("N", &n, &k, a, &n, piv, b, &n, info, 1);
+}
+void getrs(int n, int k, const double* a, const int* piv, double* b, int* info) {
+  dgetrs_("N", &n, &k, a, &n, piv, b, &n, info, 1);
+}
+void potrf(int n, float* a, int* info) { spotrf_("L", &n, a, &n, info, 1); }
+void potrf(int n, double* a, int* info) { dpotrf_("L", &n, a, &n, info, 1); }
+void geqrf(int m, int n, float* a, float* tau, float* work, int lwork, int* info) {
+  sgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+}
+void geqrf(int m, int n, double* a, double* tau, double* work, int lwork, int* info) {
+  dgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, float* a, const float* tau, float* work, int lwork, int* info) {
+  sorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, double* a, const double* tau, double* work, int lwork, int* info) {
+  dorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
+}
+void gesdd(char job, int m, int n, float* a, float* s, float* u, int ldu, float* vt, int ldvt,
+           float* work, int lwork, int* iwork, int* info) {
+  sgesdd_(&job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+}
+void gesdd(char job, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt,
+           double* work, int lwork, int* iwork, int* info) {
+  dgesdd_(&job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+}
+void syevd(char job, char uplo, int n, float* a, float* w, float* work, int lwork, int* iwork,
+           int liwork, int* info) {
+  ssyevd_(&job, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+void syevd(char job, char uplo, int n, double* a, double* w, double* work, int lwork, int* iwork,
+           int liwork, int* info) {
+  dsyevd_(&job, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+
+// LAPACK's integers are 32-bit: a matrix side past that is refused rather than truncated.
+int lapack_int(int64_t v, const char* what) {
+  RCUDA_CHECK(v >= 0 && v <= INT32_MAX, ValueError, "linalg: ", what, " = ", v,
+              " is more than LAPACK's 32-bit sizes allow");
+  return static_cast<int>(v);
+}
+
+// Sizes of a [B, cols, rows] buffer (Note [Solver layout]).
+struct Batch {
+  int64_t count;
+  int rows, cols;
+  int64_t stride;  // elements per matrix
+};
+Batch batch_of(const Tensor& a) {
+  RCUDA_CHECK(a.dim() == 3 && a.is_contiguous(), InternalError,
+              "solver: expected a contiguous [batch, cols, rows] buffer");
+  return {a.shape()[0], lapack_int(a.shape()[2], "rows"), lapack_int(a.shape()[1], "cols"),
+          a.shape()[1] * a.shape()[2]};
+}
+
+template <typename F>
+void for_dtype(const Tensor& a, F&& f) {
+  if (a.dtype() == DType::Float32) {
+    f(float{});
+  } else {
+    RCUDA_CHECK(a.dtype() == DType::Float64, InternalError, "solver: float32 or float64 only");
+    f(double{});
+  }
+}
+
+// LAPACK's workspace query (lwork = -1) returns the optimal size as a floating value.
+template <typename T>
+int work_size(T query) {
+  return std::max(1, static_cast<int>(query));
+}
+
+class LapackSolver final : public Solver {
+ public:
+  void lu_factor(Tensor& a, Tensor& pivots, Tensor& info) override {
+    const Batch b = batch_of(a);
+    const int k = std::min(b.rows, b.cols);
+    for_dtype(a, [&](auto zero) {
+      using T = decltype(zero);
+      for (int64_t i = 0; i < b.count; ++i)
+        getrf(b.rows, b.cols, a.data<T>() + i * b.stride, pivots.data<int32_t>() + i * k,
+              info.data<int32_t>() + i);
+    });
+  }
+
+  void lu_solve(const Tensor& lu, const Tensor& pivots, Tensor& rhs) override {
+    const Batch b = batch_of(lu);
+    const Batch r = batch_of(rhs);
+    for_dtype(lu, [&](auto zero) {
+      using T = decltype(zero);
+      for (int64_t i = 0; i < b.count; ++i) {
+        int info = 0;
+        getrs(b.rows, r.cols, lu.data<T>() + i * b.stride, pivots.data<int32_t>() + i * b.rows,
+              rhs.data<T>() + i * r.stride, &info);
+      }
+    });
+  }
+
+  void cholesky(Tensor& a, Tensor& info) override {
+    const Batch b = batch_of(a);
+    for_dtype(a, [&](auto zero) {
+      using T = decltype(zero);
+      for (int64_t i = 0; i < b.count; ++i)
+        potrf(b.rows, a.data<T>() + i * b.stride, info.data<int32_t>() + i);
+    });
+  }
+
+  void qr_factor(Tensor& a, Tensor& tau) override {
+    const Batch b = batch_of(a);
+    const int k = std::min(b.rows, b.cols);
+    for_dtype(a, [&](auto zero) {
+      using T = decltype(zero);
+      int info = 0;
+      T query{};
+      geqrf(b.rows, b.cols, a.data<T>(), tau.data<T>(), &query, -1, &info);
+      std::vector<T> work(work_size(query));
+      for (int64_t i = 0; i < b.count; ++i)
+        geqrf(b.rows, b.cols, a.data<T>() + i * b.stride, tau.data<T>() + i * k, work.data(),
+              static_cast<int>(work.size()), &info);
+    });
+  }
+
+  void householder_product(Tensor& a, const Tensor& tau) override {
+    const Batch b = batch_of(a);
+    const int k = static_cast<int>(tau.shape()[1]);
+    for_dtype(a, [&](auto zero) {
+      using T = decltype(zero);
+      int info = 0;
+      T query{};
+      orgqr(b.rows, b.cols, k, a.data<T>(), tau.data<T>(), &query, -1, &info);
+      std::vector<T> work(work_size(query));
+      for (int64_t i = 0; i < b.count; ++i)
+        orgqr(b.rows, b.cols, k, a.data<T>() + i * b.stride, tau.data<T>() + i * k, work.data(),
+              static_cast<int>(work.size()), &info);
+    });
+  }
+
+  void svd(Tensor& a, Tensor& s, Tensor& u, Tensor& vt, SvdJob job, Tensor& info) override {
+    const Batch b = batch_of(a);
+    const int m = b.rows, n = b.cols;
+    const char jobz = job == SvdJob::ValuesOnly ? 'N' : job == SvdJob::Reduced ? 'S' : 'A';
+    const int ucols = job == SvdJob::Full ? m : n;
+    const int ldu = job == SvdJob::ValuesOnly ? 1 : m, ldvt = job == SvdJob::ValuesOnly ? 1 : n;
+    for_dtype(a, [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<int> iwork(8 * static_cast<size_t>(std::min(m, n)));
+      T query{}, dummy_u{}, dummy_vt{};
+      int status = 0;
+      gesdd(jobz, m, n, a.data<T>(), s.data<T>(), &dummy_u, ldu, &dummy_vt, ldvt, &query, -1,
+            iwork.data(), &status);
+      std::vector<T> work(work_size(query));
+      for (int64_t i = 0; i < b.count; ++i) {
+        T* up = job == SvdJob::ValuesOnly ? &dummy_u : u.data<T>() + i * int64_t{m} * ucols;
+        T* vp = job == SvdJob::ValuesOnly ? &dummy_vt : vt.data<T>() + i * int64_t{n} * n;
+        gesdd(jobz, m, n, a.data<T>() + i * b.stride, s.data<T>() + i * n, up, ldu, vp, ldvt,
+              work.data(), static_cast<int>(work.size()), iwork.data(), info.data<int32_t>() + i);
+      }
+    });
+  }
+
+  void eigh(Tensor& a, Tensor& w, bool vectors, bool lower, Tensor& info) override {
+    const Batch b = batch_of(a);
+    const int n = b.rows;
+    const char job = vectors ? 'V' : 'N', uplo = lower ? 'L' : 'U';
+    for_dtype(a, [&](auto zero) {
+      using T = decltype(zero);
+      T query{};
+      int iquery = 0, status = 0;
+      syevd(job, uplo, n, a.data<T>(), w.data<T>(), &query, -1, &iquery, -1, &status);
+      std::vector<T> work(work_size(query));
+      std::vector<int> iwork(std::max(1, iquery));
+      for (int64_t i = 0; i < b.count; ++i)
+        syevd(job, uplo, n, a.data<T>() + i * b.stride, w.data<T>() + i * n, work.data(),
+              static_cast<int>(work.size()), iwork.data(), static_cast<int>(iwork.size()),
+              info.data<int32_t>() + i);
+    });
+  }
+
+  void pivots_to_permutation(const Tensor& pivots, Tensor& perm) override {
+    const int64_t count = pivots.shape()[0], k = pivots.shape()[1], rows = perm.shape()[1];
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t* p = perm.data<int64_t>() + i * rows;
+      const int32_t* piv = pivots.data<int32_t>() + i * k;
+      for (int64_t r = 0; r < rows; ++r) p[r] = r;
+      for (int64_t j = 0; j < k; ++j) std::swap(p[j], p[piv[j] - 1]);
+    }
+  }
+};
+
+Solver* make_lapack_solver() { return new LapackSolver(); }  // lives for the process
+
+const bool lapack_solver_registered = [] {
+  register_solver(DeviceType::CPU, &make_lapack_solver);
+  return true;
+}();
+
+}  // namespace
+}  // namespace rcuda

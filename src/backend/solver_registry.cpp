@@ -1,0 +1,36 @@
+// Which solvers exist (rcuda/backend/solver.h): each registers a factory from its own
+// translation unit; the instance is made on first use, as the backends' are (registry.cpp).
+#include <mutex>
+
+#include "rcuda/backend/solver.h"
+#include "rcuda/core/error.h"
+
+namespace rcuda {
+namespace {
+
+struct SolverEntry {
+  Solver* (*factory)() = nullptr;
+  Solver* instance = nullptr;
+  std::once_flag once;
+};
+
+SolverEntry* solver_entries() {
+  static SolverEntry table[kNumDeviceTypes];
+  return table;
+}
+
+}  // namespace
+
+void register_solver(DeviceType type, Solver* (*factory)()) {
+  solver_entries()[static_cast<int>(type)].factory = factory;
+}
+
+Solver& solver_for(Device device) {
+  SolverEntry& e = solver_entries()[static_cast<int>(device.type)];
+  RCUDA_CHECK(e.factory != nullptr, DeviceError, "linalg: ", device.str(),
+              " has no solver: rcuda was built without support for it");
+  std::call_once(e.once, [&] { e.instance = e.factory(); });
+  return *e.instance;
+}
+
+}  // namespace rcuda
