@@ -102,15 +102,15 @@ extern "C" SEXP rc_torch_randperm(SEXP n, SEXP dtype, SEXP device) {
 
 extern "C" SEXP rc_bucketize(SEXP x, SEXP boundaries, SEXP out_int32, SEXP right) {
   RCUDA_BEGIN
-  return wrap(bucketize(unwrap(x), unwrap(boundaries), Rf_asLogical(out_int32),
-                        Rf_asLogical(right)));
+  return wrap(
+      bucketize(unwrap(x), unwrap(boundaries), Rf_asLogical(out_int32), Rf_asLogical(right)));
   RCUDA_END
 }
 
 extern "C" SEXP rc_histc(SEXP x, SEXP bins, SEXP min, SEXP max) {
   RCUDA_BEGIN
-  return wrap(histc(unwrap(x), whole_arg(bins, "torch_histc", "bins"), Rf_asReal(min),
-                    Rf_asReal(max)));
+  return wrap(
+      histc(unwrap(x), whole_arg(bins, "torch_histc", "bins"), Rf_asReal(min), Rf_asReal(max)));
   RCUDA_END
 }
 

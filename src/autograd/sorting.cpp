@@ -49,8 +49,7 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bo
                         [&] { return ops::sort(x, dim, descending, stable); });
 }
 
-std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
-                               bool sorted) {
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
   return record_indexed(IndexedKind::Topk, x, dim, true,
                         [&] { return ops::topk(x, k, dim, largest, sorted); });
 }
@@ -148,8 +147,7 @@ Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim, bo
   Tensor result = gather(sorted, -1, ops::to(below_rank, DType::Int64));
   if (linear || midpoint) {
     const Tensor above = gather(sorted, -1, ops::to(ops::ceil(ranks), DType::Int64));
-    const Tensor weights =
-        midpoint ? ops::full_like(ranks, 0.5) : ops::sub(ranks, below_rank);
+    const Tensor weights = midpoint ? ops::full_like(ranks, 0.5) : ops::sub(ranks, below_rank);
     result = add(result, mul(weights, sub(above, result)));
   }
 

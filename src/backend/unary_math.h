@@ -143,14 +143,16 @@ RCUDA_HOST_DEVICE inline C erfinv(C y) {
   C x;
   if (y_abs <= C(0.7)) {
     const C z = y * y;
-    const C num = ((C(-0.140543331) * z + C(0.914624893)) * z + C(-1.645349621)) * z + C(0.886226899);
+    const C num =
+        ((C(-0.140543331) * z + C(0.914624893)) * z + C(-1.645349621)) * z + C(0.886226899);
     const C dem =
         (((C(0.012229801) * z + C(-0.329097515)) * z + C(1.442710462)) * z + C(-2.118377725)) * z +
         C(1);
     x = y * num / dem;
   } else {
     const C z = std::sqrt(-std::log((C(1) - y_abs) / C(2)));
-    const C num = ((C(1.641345311) * z + C(3.429567803)) * z + C(-1.624906493)) * z + C(-1.970840454);
+    const C num =
+        ((C(1.641345311) * z + C(3.429567803)) * z + C(-1.624906493)) * z + C(-1.970840454);
     const C dem = (C(1.637067800) * z + C(3.543889200)) * z + C(1);
     x = std::copysign(num, y) / dem;
   }

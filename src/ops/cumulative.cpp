@@ -37,9 +37,9 @@ std::pair<Tensor, Tensor> run_cumulative(const char* op_name, CumulativeOp op, c
 Tensor run_backward(const char* op_name, CumulativeOp op, const Tensor& grad, const Tensor& x,
                     const Tensor& out, int64_t dim) {
   check_floating(op_name, "grad", grad);
-  RCUDA_CHECK(grad.shape() == x.shape() && out.shape() == x.shape(), ShapeError, op_name,
-              ": grad ", shape_str(grad.shape()), ", input ", shape_str(x.shape()),
-              " and output ", shape_str(out.shape()), " must have one shape");
+  RCUDA_CHECK(grad.shape() == x.shape() && out.shape() == x.shape(), ShapeError, op_name, ": grad ",
+              shape_str(grad.shape()), ", input ", shape_str(x.shape()), " and output ",
+              shape_str(out.shape()), " must have one shape");
   check_same_device(op_name, {grad, x, out});
   const int64_t ndim = x.dim() == 0 ? 1 : x.dim();
   const int64_t d = wrap_dim(dim, ndim, op_name);
@@ -77,8 +77,7 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& x, const Tensor& out, 
   return run_backward("cumprod_backward", CumulativeOp::Prod, grad, x, out, dim);
 }
 
-Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& x, const Tensor& out,
-                             int64_t dim) {
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& x, const Tensor& out, int64_t dim) {
   return run_backward("logcumsumexp_backward", CumulativeOp::LogSumExp, grad, x, out, dim);
 }
 

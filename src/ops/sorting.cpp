@@ -42,8 +42,7 @@ std::pair<Tensor, Tensor> sort_along(const char* op, const Tensor& x, int64_t di
     return {clone(x), zeros({}, TensorOptions(DType::Int64, x.device()))};
   }
   const int64_t d = wrap_dim(dim, x.dim(), op);
-  if (x.numel() == 0)
-    return {clone(x), new_empty(x.shape(), DType::Int64, x.device())};
+  if (x.numel() == 0) return {clone(x), new_empty(x.shape(), DType::Int64, x.device())};
   auto [values, indices] = sorted_rows(x, d, descending);
   return {from_rows(values, x.shape(), d), from_rows(indices, x.shape(), d)};
 }
@@ -90,8 +89,7 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
   return sort_along("argsort", x, dim, descending).second;
 }
 
-std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
-                               bool sorted) {
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;  // always sorted
   const int64_t size = x.dim() == 0 ? 1 : x.shape()[wrap_dim(dim, x.dim(), "topk")];
   RCUDA_CHECK(k >= 0 && k <= size, IndexError, "topk: k (", k,
@@ -185,7 +183,8 @@ Tensor randperm(int64_t n, TensorOptions options) {
               "randperm: dtype ", dtype_name(options.dtype), " cannot hold a permutation");
   // 62-bit keys: two draws tie with probability about n^2 / 2^63, and a tie only keeps the
   // positions' order (the sort is stable).
-  const Tensor keys = randint(0, int64_t{1} << 62, {n}, TensorOptions(DType::Int64, options.device));
+  const Tensor keys =
+      randint(0, int64_t{1} << 62, {n}, TensorOptions(DType::Int64, options.device));
   const Tensor perm = n == 0 ? keys : argsort(keys, 0);
   return cast(perm, options.dtype);
 }
@@ -206,8 +205,8 @@ Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
   RCUDA_CHECK(bins > 0, ValueError, "histc: bins must be > 0, got ", bins);
   RCUDA_CHECK(!(min > max), ValueError, "histc: max (", max, ") must be larger than min (", min,
               ")");
-  RCUDA_CHECK(std::isfinite(min) && std::isfinite(max), ValueError,
-              "histc: range of [", min, ", ", max, "] is not finite");
+  RCUDA_CHECK(std::isfinite(min) && std::isfinite(max), ValueError, "histc: range of [", min, ", ",
+              max, "] is not finite");
   if (min == max && x.numel() > 0) {
     min = item(ops::min(x)).to_double();
     max = item(ops::max(x)).to_double();

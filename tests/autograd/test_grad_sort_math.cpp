@@ -50,25 +50,26 @@ TEST(GradMath, UnaryOpsAgainstCentralDifferences) {
 TEST(GradMath, Atan2BothArgumentsAndBroadcasting) {
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return atan2(x[0], x[1]); },
                         {leaf({3, 4}), leaf_transposed({3, 4})}));
-  EXPECT_TRUE(gradcheck([](const TensorList& x) { return atan2(x[0], x[1]); },
-                        {leaf({3, 1}), leaf({4})}));
+  EXPECT_TRUE(
+      gradcheck([](const TensorList& x) { return atan2(x[0], x[1]); }, {leaf({3, 1}), leaf({4})}));
   EXPECT_TRUE(gradcheck([](const TensorList& x) { return binary_op("atan2", x[0], x[1]); },
                         {leaf({5}), leaf({5})}));
 }
 
 TEST(GradCumulative, CumprodWithAndWithoutZeros) {
-  check_both_layouts({"cumprod dim 1", [](const TensorList& x) { return cumprod(x[0], 1); }, -2, 2});
-  check_both_layouts({"cumprod dim 0", [](const TensorList& x) { return cumprod(x[0], 0); }, -2, 2});
+  check_both_layouts(
+      {"cumprod dim 1", [](const TensorList& x) { return cumprod(x[0], 1); }, -2, 2});
+  check_both_layouts(
+      {"cumprod dim 0", [](const TensorList& x) { return cumprod(x[0], 0); }, -2, 2});
   // Zeros: one, two, and at the start of a row.
   Tensor x = random_tensor({3, 6}, DType::Float64);
   double* p = x.data<double>();
-  p[2] = 0;               // row 0: one zero
-  p[7] = p[10] = 0;       // row 1: two zeros
-  p[12] = 0;              // row 2: zero first
+  p[2] = 0;          // row 0: one zero
+  p[7] = p[10] = 0;  // row 1: two zeros
+  p[12] = 0;         // row 2: zero first
   x.requires_grad_();
   EXPECT_TRUE(gradcheck([](const TensorList& t) { return cumprod(t[0], 1); }, {x}));
-  EXPECT_TRUE(gradcheck([](const TensorList& t) { return cumprod(t[0], -1); },
-                        {leaf({4})}));
+  EXPECT_TRUE(gradcheck([](const TensorList& t) { return cumprod(t[0], -1); }, {leaf({4})}));
 }
 
 TEST(GradCumulative, LogcumsumexpCummaxCummin) {
@@ -86,8 +87,8 @@ TEST(GradSort, ValuesSendTheirGradientToTheirIndices) {
       {"topk", [](const TensorList& x) { return topk(x[0], 2, 1).first; }, -2, 2},
       {"topk smallest", [](const TensorList& x) { return topk(x[0], 2, 0, false).first; }, -2, 2},
       {"kthvalue", [](const TensorList& x) { return kthvalue(x[0], 2, 1).first; }, -2, 2},
-      {"kthvalue keepdim", [](const TensorList& x) { return kthvalue(x[0], 3, 0, true).first; },
-       -2, 2},
+      {"kthvalue keepdim", [](const TensorList& x) { return kthvalue(x[0], 3, 0, true).first; }, -2,
+       2},
       {"median", [](const TensorList& x) { return median(x[0], 1).first; }, -2, 2},
       {"median all", [](const TensorList& x) { return median(x[0]); }, -2, 2},
       {"mode", [](const TensorList& x) { return mode(x[0], 1).first; }, -2, 2},
@@ -100,9 +101,9 @@ TEST(GradSort, QuantileEveryInterpolation) {
     SCOPED_TRACE(mode);
     const std::string interpolation = mode;
     const Tensor q = tensor_of({0.1, 0.5, 0.77}, {3}, DType::Float64);
-    EXPECT_TRUE(gradcheck(
-        [&](const TensorList& x) { return quantile(x[0], q, 1, false, interpolation); },
-        {leaf_transposed({4, 6})}));
+    EXPECT_TRUE(
+        gradcheck([&](const TensorList& x) { return quantile(x[0], q, 1, false, interpolation); },
+                  {leaf_transposed({4, 6})}));
     EXPECT_TRUE(gradcheck(
         [&](const TensorList& x) {
           return quantile(x[0], tensor_of({0.3}, {}, DType::Float64), std::nullopt, true,

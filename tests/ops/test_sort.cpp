@@ -216,7 +216,8 @@ TEST(Sort, UniqueWithInverseAndCounts) {
     EXPECT_EQ(to_doubles(u.counts), count_values);
     EXPECT_EQ(u.inverse.shape(), x.shape());
     const std::vector<double> inverse = to_doubles(u.inverse);
-    for (size_t i = 0; i < xv.size(); ++i) EXPECT_EQ(values[static_cast<size_t>(inverse[i])], xv[i]);
+    for (size_t i = 0; i < xv.size(); ++i)
+      EXPECT_EQ(values[static_cast<size_t>(inverse[i])], xv[i]);
   }
   const UniqueResult nans = unique(tensor_of({kNaN, 1, kNaN}, {3}, DType::Float64));
   EXPECT_EQ(nans.values.numel(), 3);  // NaNs are all distinct, as torch

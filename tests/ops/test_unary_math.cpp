@@ -89,8 +89,8 @@ std::vector<MathCase> math_cases() {
       {"digamma", [](const Tensor& x) { return digamma(x); }, digamma_reference, 0.1, 25, 8},
       {"digamma negative", [](const Tensor& x) { return digamma(x); }, digamma_reference, -3.9,
        -0.1, 512},
-      {"log2", [](const Tensor& x) { return log2(x); }, [](double v) { return std::log2(v); },
-       0.01, 50},
+      {"log2", [](const Tensor& x) { return log2(x); }, [](double v) { return std::log2(v); }, 0.01,
+       50},
       {"log10", [](const Tensor& x) { return log10(x); }, [](double v) { return std::log10(v); },
        0.01, 50},
       {"exp2", [](const Tensor& x) { return exp2(x); }, [](double v) { return std::exp2(v); }, -8,
@@ -100,7 +100,8 @@ std::vector<MathCase> math_cases() {
   };
 }
 
-std::vector<double> map_values(const std::function<double(double)>& f, const std::vector<double>& in) {
+std::vector<double> map_values(const std::function<double(double)>& f,
+                               const std::vector<double>& in) {
   std::vector<double> out;
   for (double v : in) out.push_back(f(v));
   return out;
@@ -154,14 +155,15 @@ TEST(UnaryMath, IntegralInputGivesFloat32ExceptTrunc) {
 
 TEST(UnaryMath, DomainEdgesAsTorch) {
   const Tensor x = tensor_of({-2, -1, -0.0, 0, 1, 2, kInf, kNaN}, {8}, DType::Float64);
-  EXPECT_TRUE(all_close(to_doubles(asin(x)), map_values([](double v) { return std::asin(v); },
-                                                   to_doubles(x)), 1e-15));
-  EXPECT_TRUE(all_close(to_doubles(atanh(x)), map_values([](double v) { return std::atanh(v); },
-                                                    to_doubles(x)), 1e-15));
+  EXPECT_TRUE(all_close(to_doubles(asin(x)),
+                        map_values([](double v) { return std::asin(v); }, to_doubles(x)), 1e-15));
+  EXPECT_TRUE(all_close(to_doubles(atanh(x)),
+                        map_values([](double v) { return std::atanh(v); }, to_doubles(x)), 1e-15));
   EXPECT_TRUE(all_close(to_doubles(erfinv(x)), {kNaN, -kInf, 0, 0, kInf, kNaN, kNaN, kNaN}, 0));
   // digamma: -inf at +0, +inf at -0, NaN at the negative integers, as torch.
-  EXPECT_TRUE(
-      all_close(to_doubles(digamma(x)), {kNaN, kNaN, kInf, -kInf, -0.57721566490153286, 0.42278433509846714, kInf, kNaN}, 1e-13));
+  EXPECT_TRUE(all_close(
+      to_doubles(digamma(x)),
+      {kNaN, kNaN, kInf, -kInf, -0.57721566490153286, 0.42278433509846714, kInf, kNaN}, 1e-13));
   EXPECT_TRUE(all_close(to_doubles(lgamma(x)), {kInf, kInf, kInf, kInf, 0, 0, kInf, kNaN}, 1e-15));
   EXPECT_TRUE(all_close(to_doubles(reciprocal(x)), {-0.5, -1, -kInf, kInf, 1, 0.5, 0, kNaN}, 0));
   EXPECT_TRUE(all_close(to_doubles(trunc(tensor_of({-2.7, -0.5, 0.5, 2.7}, {4}, DType::Float32))),
@@ -181,8 +183,8 @@ TEST(UnaryMath, Atan2AllQuadrantsBroadcastingAndPromotion) {
       for (double x : bv) expected.push_back(std::atan2(y, x));
     EXPECT_TRUE(all_close(to_doubles(out), expected, tolerance(dtype) * 2));
   }
-  const Tensor ints = atan2(tensor_of({1, -1, 0}, {3}, DType::Int64),
-                            tensor_of({0, 0, -1}, {3}, DType::Int32));
+  const Tensor ints =
+      atan2(tensor_of({1, -1, 0}, {3}, DType::Int64), tensor_of({0, 0, -1}, {3}, DType::Int32));
   EXPECT_EQ(ints.dtype(), DType::Float32);
   EXPECT_TRUE(all_close(to_doubles(ints), {M_PI / 2, -M_PI / 2, M_PI}, 2e-6));
   const Tensor x = transposed_copy(random_tensor({3, 4}, DType::Float64));
@@ -203,8 +205,8 @@ TEST(UnaryMath, NamedThroughTheOpTable) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(all_close(to_doubles(unary_op(name.c_str(), x)), to_doubles(c.op(x)), 0));
   }
-  EXPECT_TRUE(all_close(to_doubles(binary_op("atan2", x, x)), std::vector<double>(6, M_PI / 4),
-                        1e-15));
+  EXPECT_TRUE(
+      all_close(to_doubles(binary_op("atan2", x, x)), std::vector<double>(6, M_PI / 4), 1e-15));
 }
 
 }  // namespace

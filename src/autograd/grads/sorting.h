@@ -25,9 +25,7 @@ struct CumulativeBackward final : Node {
   bool is_prod = true;  // else logcumsumexp
   int64_t dim = 0;
   SavedTensor x, out;
-  const char* name() const override {
-    return is_prod ? "CumprodBackward" : "LogcumsumexpBackward";
-  }
+  const char* name() const override { return is_prod ? "CumprodBackward" : "LogcumsumexpBackward"; }
   TensorList apply(TensorList&& grads) override;
   void release_saved() override {
     x.release();

@@ -22,8 +22,8 @@ void CpuBackend::cumulative(CumulativeOp op, const Tensor& out, const Tensor& in
   });
 }
 
-void CpuBackend::cumulative_backward(CumulativeOp op, const Tensor& grad_in,
-                                     const Tensor& grad_out, const Tensor& in, const Tensor& out) {
+void CpuBackend::cumulative_backward(CumulativeOp op, const Tensor& grad_in, const Tensor& grad_out,
+                                     const Tensor& in, const Tensor& out) {
   const int64_t rows = in.shape()[0], n = in.shape()[1];
   dispatch_floating(in.dtype(), "cumulative_backward", [&](auto tag) {
     using T = decltype(tag);

@@ -52,8 +52,7 @@ void CudaBackend::cumulative(CumulativeOp op, const Tensor& out, const Tensor& i
 }
 
 void CudaBackend::cumulative_backward(CumulativeOp op, const Tensor& grad_in,
-                                      const Tensor& grad_out, const Tensor& in,
-                                      const Tensor& out) {
+                                      const Tensor& grad_out, const Tensor& in, const Tensor& out) {
   const int64_t rows = in.shape()[0], n = in.shape()[1];
   const int device = in.device().index;
   DeviceGuard guard(device);

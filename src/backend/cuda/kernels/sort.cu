@@ -68,8 +68,8 @@ void sort_typed(const Tensor& values, const Tensor& indices, const Tensor& in, b
   };
   size_t bytes = 0;
   RCUDA_CUDA_CHECK(run(nullptr, bytes));
-  const Tensor scratch = Tensor::empty({static_cast<int64_t>(bytes > 0 ? bytes : 1)},
-                                       DType::UInt8, in.device());
+  const Tensor scratch =
+      Tensor::empty({static_cast<int64_t>(bytes > 0 ? bytes : 1)}, DType::UInt8, in.device());
   RCUDA_CUDA_CHECK(run(scratch.data_ptr(), bytes));
 }
 
