@@ -26,9 +26,14 @@ Ops.rcuda_tensor <- function(e1, e2) {
 
 math_names <- c(
   abs = "abs", sign = "sign", sqrt = "sqrt", floor = "floor", ceiling = "ceil", round = "round",
-  exp = "exp", expm1 = "expm1", log1p = "log1p", cos = "cos", sin = "sin", tanh = "tanh"
+  exp = "exp", expm1 = "expm1", log1p = "log1p", cos = "cos", sin = "sin", tanh = "tanh",
+  tan = "tan", acos = "acos", asin = "asin", atan = "atan", cosh = "cosh", sinh = "sinh",
+  acosh = "acosh", asinh = "asinh", atanh = "atanh", trunc = "trunc", lgamma = "lgamma",
+  digamma = "digamma", log2 = "log2", log10 = "log10"
 )
 
+# Base R's Math group: one engine op each; cumsum, cumprod, cummax and cummin run over the
+# flattened tensor, as base R's do over a vector (and cummax/cummin give the values only).
 #' @export
 Math.rcuda_tensor <- function(x, ...) {
   switch(.Generic,
@@ -37,13 +42,10 @@ Math.rcuda_tensor <- function(x, ...) {
       out <- .Call(rc_unary, "log", x)
       if (is.null(base)) out else out / log(base)
     },
-    log2 = .Call(rc_unary, "log", x) / log(2),
-    log10 = .Call(rc_unary, "log", x) / log(10),
     cumsum = .Call(rc_along, "cumsum", x$flatten(), 1L),
-    trunc = {
-      # Toward zero: floor for positives, ceiling for negatives.
-      torch_where(x >= 0, .Call(rc_unary, "floor", x), .Call(rc_unary, "ceil", x))
-    },
+    cumprod = .Call(rc_cumulative, "cumprod", x$flatten(), 1L),
+    cummax = .Call(rc_cumulative, "cummax", x$flatten(), 1L)[[1]],
+    cummin = .Call(rc_cumulative, "cummin", x$flatten(), 1L)[[1]],
     {
       op <- math_names[.Generic]
       if (is.na(op)) value_error(.Generic, "() is not implemented for rcuda tensors")

@@ -81,15 +81,6 @@ torch_nan_to_num <- function(self, nan = 0, posinf = NULL, neginf = NULL) {
 }
 
 #' @export
-torch_log2 <- function(self) torch_log(extra_tensor(self, "torch_log2")) / log(2)
-
-#' @export
-torch_log10 <- function(self) torch_log(extra_tensor(self, "torch_log10")) / log(10)
-
-#' @export
-torch_trunc <- function(self) trunc(extra_tensor(self, "torch_trunc"))
-
-#' @export
 torch_logit <- function(self, eps = NULL) {
   self <- extra_tensor(self, "torch_logit")
   if (!is.null(eps)) {
@@ -371,7 +362,7 @@ torch_tile <- function(self, dims) {
 # ---- methods ------------------------------------------------------------------------------
 
 m <- tensor_methods
-for (name in c("isnan", "isinf", "isfinite", "nan_to_num", "log2", "log10", "trunc", "logit", "xlogy",
+for (name in c("isnan", "isinf", "isfinite", "nan_to_num", "logit", "xlogy",
                "outer", "allclose", "equal", "amax", "amin", "count_nonzero", "nansum", "nanmean",
                "flip", "roll", "tril", "triu", "diag", "repeat_interleave", "tile")) {
   m[[name]] <- get(paste0("torch_", name))

@@ -144,6 +144,15 @@ SEXP rc_torch_load(SEXP path, SEXP device);
 SEXP rc_safetensors_save(SEXP tensors, SEXP metadata, SEXP path);
 SEXP rc_index_batch(SEXP tensors, SEXP index, SEXP drop, SEXP caller);
 SEXP rc_randperm(SEXP n, SEXP seed);
+SEXP rc_sort(SEXP kind, SEXP x, SEXP dim, SEXP descending);
+SEXP rc_topk(SEXP x, SEXP k, SEXP dim, SEXP largest, SEXP sorted);
+SEXP rc_select_along(SEXP kind, SEXP x, SEXP k, SEXP dim, SEXP keepdim);
+SEXP rc_quantile(SEXP x, SEXP q, SEXP dim, SEXP keepdim, SEXP interpolation);
+SEXP rc_unique(SEXP x);
+SEXP rc_torch_randperm(SEXP n, SEXP dtype, SEXP device);
+SEXP rc_bucketize(SEXP x, SEXP boundaries, SEXP out_int32, SEXP right);
+SEXP rc_histc(SEXP x, SEXP bins, SEXP min, SEXP max);
+SEXP rc_cumulative(SEXP kind, SEXP x, SEXP dim);
 SEXP rc_pin_memory(SEXP x);
 SEXP rc_is_pinned(SEXP x);
 SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape);
@@ -294,6 +303,15 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_safetensors_save", (DL_FUNC)&rc_safetensors_save, 3},
     {"rc_index_batch", (DL_FUNC)&rc_index_batch, 4},
     {"rc_randperm", (DL_FUNC)&rc_randperm, 2},
+    {"rc_sort", (DL_FUNC)&rc_sort, 4},
+    {"rc_topk", (DL_FUNC)&rc_topk, 5},
+    {"rc_select_along", (DL_FUNC)&rc_select_along, 5},
+    {"rc_quantile", (DL_FUNC)&rc_quantile, 5},
+    {"rc_unique", (DL_FUNC)&rc_unique, 1},
+    {"rc_torch_randperm", (DL_FUNC)&rc_torch_randperm, 3},
+    {"rc_bucketize", (DL_FUNC)&rc_bucketize, 4},
+    {"rc_histc", (DL_FUNC)&rc_histc, 4},
+    {"rc_cumulative", (DL_FUNC)&rc_cumulative, 3},
     {"rc_pin_memory", (DL_FUNC)&rc_pin_memory, 1},
     {"rc_is_pinned", (DL_FUNC)&rc_is_pinned, 1},
     {"rc_uint8_from_raw", (DL_FUNC)&rc_uint8_from_raw, 2},

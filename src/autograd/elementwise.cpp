@@ -116,6 +116,25 @@ Tensor silu(const Tensor& x) { return unary(UnaryOp::Silu, x, ops::silu); }
 Tensor floor(const Tensor& x) { return unary(UnaryOp::Floor, x, ops::floor); }
 Tensor ceil(const Tensor& x) { return unary(UnaryOp::Ceil, x, ops::ceil); }
 Tensor round(const Tensor& x) { return unary(UnaryOp::Round, x, ops::round); }
+Tensor tan(const Tensor& x) { return unary(UnaryOp::Tan, x, ops::tan); }
+Tensor asin(const Tensor& x) { return unary(UnaryOp::Asin, x, ops::asin); }
+Tensor acos(const Tensor& x) { return unary(UnaryOp::Acos, x, ops::acos); }
+Tensor atan(const Tensor& x) { return unary(UnaryOp::Atan, x, ops::atan); }
+Tensor sinh(const Tensor& x) { return unary(UnaryOp::Sinh, x, ops::sinh); }
+Tensor cosh(const Tensor& x) { return unary(UnaryOp::Cosh, x, ops::cosh); }
+Tensor asinh(const Tensor& x) { return unary(UnaryOp::Asinh, x, ops::asinh); }
+Tensor acosh(const Tensor& x) { return unary(UnaryOp::Acosh, x, ops::acosh); }
+Tensor atanh(const Tensor& x) { return unary(UnaryOp::Atanh, x, ops::atanh); }
+Tensor trunc(const Tensor& x) { return unary(UnaryOp::Trunc, x, ops::trunc); }
+Tensor erf(const Tensor& x) { return unary(UnaryOp::Erf, x, ops::erf); }
+Tensor erfc(const Tensor& x) { return unary(UnaryOp::Erfc, x, ops::erfc); }
+Tensor erfinv(const Tensor& x) { return unary(UnaryOp::Erfinv, x, ops::erfinv); }
+Tensor lgamma(const Tensor& x) { return unary(UnaryOp::Lgamma, x, ops::lgamma); }
+Tensor digamma(const Tensor& x) { return unary(UnaryOp::Digamma, x, ops::digamma); }
+Tensor log2(const Tensor& x) { return unary(UnaryOp::Log2, x, ops::log2); }
+Tensor log10(const Tensor& x) { return unary(UnaryOp::Log10, x, ops::log10); }
+Tensor exp2(const Tensor& x) { return unary(UnaryOp::Exp2, x, ops::exp2); }
+Tensor reciprocal(const Tensor& x) { return unary(UnaryOp::Reciprocal, x, ops::reciprocal); }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   const UnaryOp op = approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
@@ -219,6 +238,10 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
   return record_binary(BinaryOp::Minimum, a, b, 1, [&] { return ops::minimum(a, b); });
+}
+
+Tensor atan2(const Tensor& a, const Tensor& b) {
+  return record_binary(BinaryOp::Atan2, a, b, 1, [&] { return ops::atan2(a, b); });
 }
 
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {

@@ -21,16 +21,45 @@ struct UnaryInfo {
 };
 
 constexpr UnaryInfo kUnary[] = {
-    {"neg", UnaryOp::Neg, false},        {"abs", UnaryOp::Abs, false},
-    {"sign", UnaryOp::Sign, false},      {"exp", UnaryOp::Exp, true},
-    {"expm1", UnaryOp::Expm1, true},     {"log", UnaryOp::Log, true},
-    {"log1p", UnaryOp::Log1p, true},     {"sqrt", UnaryOp::Sqrt, true},
-    {"rsqrt", UnaryOp::Rsqrt, true},     {"sin", UnaryOp::Sin, true},
-    {"cos", UnaryOp::Cos, true},         {"tanh", UnaryOp::Tanh, true},
-    {"sigmoid", UnaryOp::Sigmoid, true}, {"relu", UnaryOp::Relu, false},
-    {"gelu", UnaryOp::Gelu, true},       {"silu", UnaryOp::Silu, true},
-    {"floor", UnaryOp::Floor, false},    {"ceil", UnaryOp::Ceil, false},
-    {"round", UnaryOp::Round, false},    {"logical_not", UnaryOp::LogicalNot, false},
+    {"neg", UnaryOp::Neg, false},
+    {"abs", UnaryOp::Abs, false},
+    {"sign", UnaryOp::Sign, false},
+    {"exp", UnaryOp::Exp, true},
+    {"expm1", UnaryOp::Expm1, true},
+    {"log", UnaryOp::Log, true},
+    {"log1p", UnaryOp::Log1p, true},
+    {"sqrt", UnaryOp::Sqrt, true},
+    {"rsqrt", UnaryOp::Rsqrt, true},
+    {"sin", UnaryOp::Sin, true},
+    {"cos", UnaryOp::Cos, true},
+    {"tanh", UnaryOp::Tanh, true},
+    {"sigmoid", UnaryOp::Sigmoid, true},
+    {"relu", UnaryOp::Relu, false},
+    {"gelu", UnaryOp::Gelu, true},
+    {"silu", UnaryOp::Silu, true},
+    {"floor", UnaryOp::Floor, false},
+    {"ceil", UnaryOp::Ceil, false},
+    {"round", UnaryOp::Round, false},
+    {"logical_not", UnaryOp::LogicalNot, false},
+    {"tan", UnaryOp::Tan, true},
+    {"asin", UnaryOp::Asin, true},
+    {"acos", UnaryOp::Acos, true},
+    {"atan", UnaryOp::Atan, true},
+    {"sinh", UnaryOp::Sinh, true},
+    {"cosh", UnaryOp::Cosh, true},
+    {"asinh", UnaryOp::Asinh, true},
+    {"acosh", UnaryOp::Acosh, true},
+    {"atanh", UnaryOp::Atanh, true},
+    {"trunc", UnaryOp::Trunc, false},
+    {"erf", UnaryOp::Erf, true},
+    {"erfc", UnaryOp::Erfc, true},
+    {"erfinv", UnaryOp::Erfinv, true},
+    {"lgamma", UnaryOp::Lgamma, true},
+    {"digamma", UnaryOp::Digamma, true},
+    {"log2", UnaryOp::Log2, true},
+    {"log10", UnaryOp::Log10, true},
+    {"exp2", UnaryOp::Exp2, true},
+    {"reciprocal", UnaryOp::Reciprocal, true},
 };
 
 const UnaryInfo& unary_info(const char* name) {
@@ -75,6 +104,7 @@ constexpr BinaryInfo kBinary[] = {
     {"pow", BinaryOp::Pow},
     {"maximum", BinaryOp::Maximum},
     {"minimum", BinaryOp::Minimum},
+    {"atan2", BinaryOp::Atan2},
     {"eq", BinaryOp::Eq},
     {"ne", BinaryOp::Ne},
     {"lt", BinaryOp::Lt},
@@ -94,7 +124,8 @@ const BinaryInfo& binary_info(const char* name) {
 
 // The dtype the primitive computes in, given the promoted dtype of the operands.
 DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
-  if (op == BinaryOp::Div || (op == BinaryOp::Pow && promoted == DType::Bool))
+  if (op == BinaryOp::Div || op == BinaryOp::Atan2 ||
+      (op == BinaryOp::Pow && promoted == DType::Bool))
     return is_floating(promoted) ? promoted : kDefaultFloat;
   if (promoted == DType::Bool) {
     RCUDA_CHECK(op != BinaryOp::Sub, DTypeError,
@@ -177,6 +208,26 @@ Tensor floor(const Tensor& x) { return unary("floor", x); }
 Tensor ceil(const Tensor& x) { return unary("ceil", x); }
 Tensor round(const Tensor& x) { return unary("round", x); }
 Tensor logical_not(const Tensor& x) { return unary("logical_not", x); }
+Tensor tan(const Tensor& x) { return unary("tan", x); }
+Tensor asin(const Tensor& x) { return unary("asin", x); }
+Tensor acos(const Tensor& x) { return unary("acos", x); }
+Tensor atan(const Tensor& x) { return unary("atan", x); }
+Tensor sinh(const Tensor& x) { return unary("sinh", x); }
+Tensor cosh(const Tensor& x) { return unary("cosh", x); }
+Tensor asinh(const Tensor& x) { return unary("asinh", x); }
+Tensor acosh(const Tensor& x) { return unary("acosh", x); }
+Tensor atanh(const Tensor& x) { return unary("atanh", x); }
+Tensor trunc(const Tensor& x) { return unary("trunc", x); }
+Tensor erf(const Tensor& x) { return unary("erf", x); }
+Tensor erfc(const Tensor& x) { return unary("erfc", x); }
+Tensor erfinv(const Tensor& x) { return unary("erfinv", x); }
+Tensor lgamma(const Tensor& x) { return unary("lgamma", x); }
+Tensor digamma(const Tensor& x) { return unary("digamma", x); }
+Tensor log2(const Tensor& x) { return unary("log2", x); }
+Tensor log10(const Tensor& x) { return unary("log10", x); }
+Tensor exp2(const Tensor& x) { return unary("exp2", x); }
+Tensor reciprocal(const Tensor& x) { return unary("reciprocal", x); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Atan2, "atan2", a, b); }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   RCUDA_CHECK(approximate == "none" || approximate == "tanh", ValueError,

@@ -85,6 +85,7 @@ UnaryGradSaves unary_grad_saves(UnaryOp op) {
     case UnaryOp::Floor:
     case UnaryOp::Ceil:
     case UnaryOp::Round:
+    case UnaryOp::Trunc:
     case UnaryOp::LogicalNot:
       return UnaryGradSaves::Nothing;
     case UnaryOp::Exp:
@@ -94,6 +95,10 @@ UnaryGradSaves unary_grad_saves(UnaryOp op) {
     case UnaryOp::Tanh:
     case UnaryOp::Sigmoid:
     case UnaryOp::Relu:
+    case UnaryOp::Tan:
+    case UnaryOp::Erfinv:
+    case UnaryOp::Exp2:
+    case UnaryOp::Reciprocal:
       return UnaryGradSaves::Output;
     case UnaryOp::Abs:
     case UnaryOp::Log:
@@ -109,6 +114,20 @@ UnaryGradSaves unary_grad_saves(UnaryOp op) {
     case UnaryOp::Elu:
     case UnaryOp::Softplus:
     case UnaryOp::Hardtanh:
+    case UnaryOp::Asin:
+    case UnaryOp::Acos:
+    case UnaryOp::Atan:
+    case UnaryOp::Sinh:
+    case UnaryOp::Cosh:
+    case UnaryOp::Asinh:
+    case UnaryOp::Acosh:
+    case UnaryOp::Atanh:
+    case UnaryOp::Erf:
+    case UnaryOp::Erfc:
+    case UnaryOp::Lgamma:
+    case UnaryOp::Digamma:
+    case UnaryOp::Log2:
+    case UnaryOp::Log10:
       return UnaryGradSaves::Input;
   }
   return UnaryGradSaves::Input;

@@ -23,6 +23,7 @@
 #include "rcuda/ops/random.h"
 #include "rcuda/ops/reduction.h"
 #include "rcuda/ops/resample.h"
+#include "rcuda/ops/sorting.h"
 
 namespace rcuda {
 
@@ -46,6 +47,25 @@ Tensor silu(const Tensor& x);
 Tensor floor(const Tensor& x);
 Tensor ceil(const Tensor& x);
 Tensor round(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor erfc(const Tensor& x);
+Tensor erfinv(const Tensor& x);
+Tensor lgamma(const Tensor& x);
+Tensor digamma(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor exp2(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 Tensor pow(const Tensor& x, const Scalar& exponent);
 // Activations with parameters (rcuda/ops/nn.h).
@@ -70,6 +90,7 @@ Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Scalar& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor atan2(const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
@@ -128,6 +149,35 @@ const Tensor& uniform_(const Tensor& t, double low = 0, double high = 1);
 using ops::zeros;
 using ops::zeros_like;
 const Tensor& fill_(const Tensor& t, const Scalar& value);
+
+// ---- sorting and cumulative ops (rcuda/ops/sorting.h); grads/sorting.cpp --------------------
+// The values of sort, topk, kthvalue, median, mode, cummax and cummin send their gradient back
+// to the positions their indices name.
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false,
+                               bool stable = false);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
+                               bool sorted = true);
+std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1,
+                                   bool keepdim = false);
+std::pair<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor median(const Tensor& x);
+std::pair<Tensor, Tensor> mode(const Tensor& x, int64_t dim = -1, bool keepdim = false);
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+Tensor cumprod(const Tensor& x, int64_t dim);  // exact gradient with zeros
+Tensor logcumsumexp(const Tensor& x, int64_t dim);
+// torch.quantile: q (the input's dtype, 0-D or 1-D, values in [0, 1]) along dim, or over every
+// element when dim is empty; interpolation "linear", "lower", "higher", "midpoint" or
+// "nearest"; a slice with NaN gives NaN. A 1-D q puts its dim first in the result. Composed of
+// sort, gather and arithmetic, which record: the gradient flows to the elements it reads.
+Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim = std::nullopt,
+                bool keepdim = false, const std::string& interpolation = "linear");
+using ops::argsort;
+using ops::bucketize;
+using ops::histc;
+using ops::randperm;
+using ops::unique;
+using ops::UniqueResult;
 
 // ---- reductions (rcuda/ops/reduction.h); grads/reduction.cpp --------------------------------
 Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false,

@@ -52,6 +52,26 @@ enum class UnaryOp : uint8_t {
   Elu,
   Softplus,
   Hardtanh,
+  // The Math group (floating results; trunc is the identity on integers)
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Trunc,
+  Erf,
+  Erfc,
+  Erfinv,
+  Lgamma,
+  Digamma,
+  Log2,
+  Log10,
+  Exp2,
+  Reciprocal,
   LogicalNot  // stays last: kUnaryOpCount in src/backend/unary_math.h
 };
 
@@ -72,7 +92,8 @@ enum class BinaryOp : uint8_t {
   Remainder,
   Pow,
   Maximum,
-  Minimum,  // out dtype == input dtype
+  Minimum,
+  Atan2,  // floating; out dtype == input dtype
   Eq,
   Ne,
   Lt,
@@ -563,6 +584,35 @@ class Backend {
                             const TensorList& weights, const Tensor& out,
                             const Tensor& reserve) = 0;
   // ---- end of recurrent primitives ----
+
+  // ---- sorting and cumulative primitives (ops in rcuda/ops/sorting.h, rcuda/ops/cumulative.h)
+  // Note [Row primitives]
+  // Each works along the rows of contiguous [rows, n] tensors, rows >= 1, n >= 1: ops move the
+  // dim last and make it contiguous first, so that both backends stay plain.
+  //
+  // sort: values (in's dtype) and indices (Int64, positions within the row) of each row of in
+  // sorted stably, ascending or descending, NaN above +inf (last ascending, first descending),
+  // as torch. Dtypes Float32, Float64, Int32, Int64, UInt8 (ops sort the half types through
+  // float32 and bool through uint8). The CPU runs std::stable_sort per row; CUDA runs
+  // cub::DeviceSegmentedSort (stable) with NaN made canonical first.
+  virtual void sort(const Tensor& values, const Tensor& indices, const Tensor& in,
+                    bool descending) = 0;
+
+  // cumulative: out[r, j] = op over in[r, 0..j], out in in's dtype, computed in ComputeType
+  // (integers in int64, wrapping). Prod: every dtype but bool; LogSumExp: floating;
+  // Max/Min: every dtype, with indices (Int64) the position of the running extreme, the
+  // latest one on ties, and NaN sticky (each NaN becomes the extreme), as torch's cummax. indices
+  // is undefined for Prod and LogSumExp.
+  enum class CumulativeOp : uint8_t { Prod, Max, Min, LogSumExp };
+  virtual void cumulative(CumulativeOp op, const Tensor& out, const Tensor& indices,
+                          const Tensor& in) = 0;
+  // grad_in = the gradient of sum(out * grad_out) for Prod and LogSumExp, floating, all four
+  // tensors of one dtype and shape. Prod's is exact with zeros in the row (the first zero's
+  // gradient is the product of the others, later elements get 0); LogSumExp's is
+  // grad_in[j] = sum_{k >= j} grad_out[k] exp(in[j] - out[k]), run backwards with factors <= 1.
+  virtual void cumulative_backward(CumulativeOp op, const Tensor& grad_in, const Tensor& grad_out,
+                                   const Tensor& in, const Tensor& out) = 0;
+  // ---- end of sorting and cumulative primitives ----
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

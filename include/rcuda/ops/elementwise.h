@@ -35,6 +35,27 @@ Tensor round(const Tensor& x);  // half to even
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 Tensor pow(const Tensor& x, const Scalar& exponent);
 Tensor logical_not(const Tensor& x);
+// The Math group, as torch: floating results (trunc keeps integral dtypes), NaN outside the
+// domain (asin of 2, lgamma's and digamma's poles give inf or NaN as torch).
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor erfc(const Tensor& x);
+Tensor erfinv(const Tensor& x);
+Tensor lgamma(const Tensor& x);
+Tensor digamma(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor exp2(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
 
 // Binary with broadcasting; a Scalar operand takes part in promotion only by category.
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
@@ -55,6 +76,8 @@ Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Scalar& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+// atan2(a, b): the angle of the point (b, a), floating (integral operands give float32).
+Tensor atan2(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, const Scalar& b);
 Tensor ne(const Tensor& a, const Tensor& b);

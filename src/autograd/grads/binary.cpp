@@ -28,6 +28,8 @@ const char* BinaryBackward::name() const {
       return "MaximumBackward";
     case BinaryOp::Minimum:
       return "MinimumBackward";
+    case BinaryOp::Atan2:
+      return "Atan2Backward";
     case BinaryOp::Eq:
     case BinaryOp::Ne:
     case BinaryOp::Lt:
@@ -117,6 +119,14 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
       const bool is_max = op == BinaryOp::Maximum;
       if (need_a) ga = tie_split(g, is_max ? ops::gt(av, bv) : ops::lt(av, bv), tie);
       if (need_b) gb = tie_split(g, is_max ? ops::lt(av, bv) : ops::gt(av, bv), tie);
+      break;
+    }
+    case BinaryOp::Atan2: {
+      // d/da atan2(a, b) = b / (a^2 + b^2), d/db = -a / (a^2 + b^2); both tensors (no number form).
+      const Tensor av = a.unpack(*this), bv = b.unpack(*this);
+      const Tensor scale = ops::div(g, ops::add(ops::mul(av, av), ops::mul(bv, bv)));
+      if (need_a) ga = ops::mul(scale, bv);
+      if (need_b) gb = ops::neg(ops::mul(scale, av));
       break;
     }
     case BinaryOp::Eq:

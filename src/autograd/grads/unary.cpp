@@ -58,6 +58,44 @@ const char* UnaryBackward::name() const {
       return "SoftplusBackward";
     case UnaryOp::Hardtanh:
       return "HardtanhBackward";
+    case UnaryOp::Tan:
+      return "TanBackward";
+    case UnaryOp::Asin:
+      return "AsinBackward";
+    case UnaryOp::Acos:
+      return "AcosBackward";
+    case UnaryOp::Atan:
+      return "AtanBackward";
+    case UnaryOp::Sinh:
+      return "SinhBackward";
+    case UnaryOp::Cosh:
+      return "CoshBackward";
+    case UnaryOp::Asinh:
+      return "AsinhBackward";
+    case UnaryOp::Acosh:
+      return "AcoshBackward";
+    case UnaryOp::Atanh:
+      return "AtanhBackward";
+    case UnaryOp::Trunc:
+      return "TruncBackward";
+    case UnaryOp::Erf:
+      return "ErfBackward";
+    case UnaryOp::Erfc:
+      return "ErfcBackward";
+    case UnaryOp::Erfinv:
+      return "ErfinvBackward";
+    case UnaryOp::Lgamma:
+      return "LgammaBackward";
+    case UnaryOp::Digamma:
+      return "DigammaBackward";
+    case UnaryOp::Log2:
+      return "Log2Backward";
+    case UnaryOp::Log10:
+      return "Log10Backward";
+    case UnaryOp::Exp2:
+      return "Exp2Backward";
+    case UnaryOp::Reciprocal:
+      return "ReciprocalBackward";
     case UnaryOp::LogicalNot:
       return "LogicalNotBackward";
   }

@@ -142,6 +142,14 @@ class CpuBackend final : public Backend {
                     const Tensor& hx, const Tensor& cx, const TensorList& weights,
                     const Tensor& out, const Tensor& reserve) override;
   // ---- end of recurrent primitives ----
+
+  // ---- sorting and cumulative primitives: sort.cpp and cumulative.cpp ----
+  void sort(const Tensor& values, const Tensor& indices, const Tensor& in,
+            bool descending) override;
+  void cumulative(CumulativeOp op, const Tensor& out, const Tensor& indices,
+                  const Tensor& in) override;
+  void cumulative_backward(CumulativeOp op, const Tensor& grad_in, const Tensor& grad_out,
+                           const Tensor& in, const Tensor& out) override;
 };
 
 }  // namespace rcuda::cpu

@@ -90,6 +90,10 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
       return arith([](C x, C y) { return (x != x || x > y) ? x : y; });  // NaN propagates
     case BinaryOp::Minimum:
       return arith([](C x, C y) { return (x != x || x < y) ? x : y; });
+    case BinaryOp::Atan2:
+      if constexpr (std::is_floating_point_v<C>)
+        return arith([](C x, C y) { return std::atan2(x, y); });
+      break;
     case BinaryOp::Eq:
       return compare([](C x, C y) { return x == y; });
     case BinaryOp::Ne:

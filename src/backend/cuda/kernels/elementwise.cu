@@ -53,6 +53,8 @@ __device__ C binary_arith(BinaryOp op, C x, C y) {
         return float_remainder(x, y);
       case BinaryOp::Pow:
         return pow(x, y);
+      case BinaryOp::Atan2:
+        return atan2(x, y);
       default:
         return x;
     }
