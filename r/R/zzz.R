@@ -3,7 +3,7 @@ NULL
 
 # Note [GC pressure] (src/handles.cpp): rcuda runs R's garbage collector when new tensors pass
 # option rcuda.gc_live_fraction (0.1) of what the device holds, at least rcuda.gc_min_bytes
-# (1 MiB), up to rcuda.gc_max_live_fraction (0.1) where collections would take more than
+# (1 MiB; GPU memory: rcuda.gc_cuda_min_bytes, 16 MiB, up to 4 times that), up to rcuda.gc_max_live_fraction (0.1) where collections would take more than
 # rcuda.gc_time_fraction (0.05) of the time, at most rcuda.gc_threshold (0.25) of a device's
 # memory; all are read here, when the package loads.
 gc_options <- function() {
@@ -12,7 +12,8 @@ gc_options <- function() {
        max_live_fraction = as.numeric(getOption("rcuda.gc_max_live_fraction", 0.1)),
        min_bytes = as.numeric(getOption("rcuda.gc_min_bytes", 2^20)),
        time_fraction = as.numeric(getOption("rcuda.gc_time_fraction", 0.05)),
-       safe_points = as.numeric(isTRUE(getOption("rcuda.gc_safe_points", TRUE))))
+       safe_points = as.numeric(isTRUE(getOption("rcuda.gc_safe_points", TRUE))),
+       cuda_min_bytes = as.numeric(getOption("rcuda.gc_cuda_min_bytes", 16 * 2^20)))
 }
 
 .onLoad <- function(libname, pkgname) {

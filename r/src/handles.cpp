@@ -12,9 +12,11 @@
 //     just after the previous collection plus the bytes of one training step (3 below; a step
 //     holds its new tensors at its peak, as activations saved for backward), at least
 //     rcuda.gc_min_bytes (1 MiB), so that unreachable tensors add about a tenth to the peak.
-//     A fixed floor fits no model: the earlier 16 MiB one, which the time rule could raise 4
-//     times, let the MLP 784-512-512-10 loop (about 30 MB live, 2 MB new a step) hold up to
-//     64 MB of garbage.
+//     GPU memory has a floor of its own, rcuda.gc_cuda_min_bytes (16 MiB), which the time rule
+//     may raise up to 4 times: on the H200 a minor collection every second step of the MLP
+//     784-512-512-10 loop (about 29 MB live, 2 MB new a step) made its 340 us step 940 us with
+//     the 1 MiB floor (620 us with the fraction allowed up to 0.4), while PyTorch's own loop
+//     holds about 98 MB, so up to 64 MB of garbage still leaves the loop below PyTorch's peak.
 //     The time rule: a minor collection marks from R's roots (the symbol table among them) and
 //     the old-to-young references, and does not visit dead objects (only their finalizers
 //     run), so its cost hardly depends on the garbage (0.6-0.7 ms in a bare R session on the
@@ -157,6 +159,10 @@ double gc_fraction = 0.25;        // rcuda.gc_threshold: the cap, a fraction of 
 double live_fraction = 0.1;       // rcuda.gc_live_fraction: the threshold, of the live bytes
 double max_live_fraction = 0.1;   // rcuda.gc_max_live_fraction: how far the time rule may go
 int64_t min_threshold = 1 << 20;  // rcuda.gc_min_bytes: the threshold's floor
+// rcuda.gc_cuda_min_bytes: the floor for GPU memory, which the time rule may raise up to
+// kCudaFloorScale times (Note [GC pressure] 1).
+int64_t cuda_min_threshold = int64_t{16} << 20;
+constexpr double kCudaFloorScale = 4;
 double time_fraction = 0.05;      // rcuda.gc_time_fraction: the time rule's share of time
 // Note [GC pressure] 3: once an optimizer has marked a step boundary, a collection due waits for
 // the next one, up to this many thresholds of new bytes.
@@ -192,8 +198,10 @@ int64_t next_threshold(const Pressure& p, double live) {
   if (!std::isfinite(live_fraction)) return p.cap;
   const double fraction =
       std::min(live_fraction * p.scale, std::max(live_fraction, max_live_fraction));
-  const double wanted = std::max(static_cast<double>(min_threshold),
-                                 fraction * (live + static_cast<double>(p.step_bytes)));
+  const double floor_bytes = p.device.is_cuda() ? static_cast<double>(cuda_min_threshold) * p.scale
+                                          : static_cast<double>(min_threshold);
+  const double wanted =
+      std::max(floor_bytes, fraction * (live + static_cast<double>(p.step_bytes)));
   return static_cast<int64_t>(std::min(static_cast<double>(p.cap), wanted));
 }
 
@@ -232,7 +240,8 @@ void collect_young(Device device, bool safe_point) {
   p.seconds += took;
   p.last_end = end;
   if (took > time_fraction * interval)
-    p.scale = std::min(p.scale * 2, max_live_fraction / live_fraction);
+    p.scale = std::min(p.scale * 2, std::max(max_live_fraction / live_fraction,
+                                             device.is_cuda() ? kCudaFloorScale : 1.0));
   else if (took < 0.2 * time_fraction * interval)
     p.scale = std::max(p.scale / 2, 1.0);
   p.threshold = next_threshold(p, static_cast<double>(allocated_bytes(device)));
@@ -272,7 +281,8 @@ Pressure& pressure_for(Device device) {
                       gc_fraction *
                       static_cast<double>(cuda::properties(device.index).total_memory_bytes))
                 : int64_t{1} << 30;
-    p.threshold = std::isfinite(live_fraction) ? std::min(p.cap, min_threshold) : p.cap;
+    const int64_t floor_bytes = device.is_cuda() ? cuda_min_threshold : min_threshold;
+    p.threshold = std::isfinite(live_fraction) ? std::min(p.cap, floor_bytes) : p.cap;
   }
   return p;
 }
@@ -376,7 +386,7 @@ using namespace rcuda::r;
 
 // Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
 // `options`: list(threshold, live_fraction, max_live_fraction, min_bytes, time_fraction,
-// safe_points), the rcuda.gc_* options (R/zzz.R); the elements missing keep their defaults.
+// safe_points, cuda_min_bytes), the rcuda.gc_* options (R/zzz.R); the elements missing keep their defaults.
 extern "C" SEXP rc_init(SEXP options) {
   RCUDA_BEGIN
   main_thread = std::this_thread::get_id();
@@ -391,6 +401,7 @@ extern "C" SEXP rc_init(SEXP options) {
   min_threshold = static_cast<int64_t>(std::max(0.0, option(3, 1 << 20)));
   time_fraction = option(4, 0.05);
   safe_points = option(5, 1) != 0;
+  cuda_min_threshold = static_cast<int64_t>(std::max(0.0, option(6, 16 << 20)));
   safe_points_seen = false;
   for (Pressure& p : pressure) p = Pressure();
   if (oom_hook_id < 0) {

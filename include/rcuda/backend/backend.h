@@ -593,8 +593,8 @@ class Backend {
   // sort: values (in's dtype) and indices (Int64, positions within the row) of each row of in
   // sorted stably, ascending or descending, NaN above +inf (last ascending, first descending),
   // as torch. Dtypes Float32, Float64, Int32, Int64, UInt8 (ops sort the half types through
-  // float32 and bool through uint8). The CPU runs std::stable_sort per row; CUDA runs
-  // cub::DeviceSegmentedSort (stable) with NaN made canonical first.
+  // float32 and bool through uint8). The CPU runs std::stable_sort per row; CUDA sorts through
+  // the host for now (Note [CUDA sort through the host] in src/backend/cuda/sort_host.cpp).
   virtual void sort(const Tensor& values, const Tensor& indices, const Tensor& in,
                     bool descending) = 0;
 
