@@ -163,7 +163,7 @@ int64_t min_threshold = 1 << 20;  // rcuda.gc_min_bytes: the threshold's floor
 // kCudaFloorScale times (Note [GC pressure] 1).
 int64_t cuda_min_threshold = int64_t{16} << 20;
 constexpr double kCudaFloorScale = 4;
-double time_fraction = 0.05;      // rcuda.gc_time_fraction: the time rule's share of time
+double time_fraction = 0.05;  // rcuda.gc_time_fraction: the time rule's share of time
 // Note [GC pressure] 3: once an optimizer has marked a step boundary, a collection due waits for
 // the next one, up to this many thresholds of new bytes.
 constexpr int64_t kSafePointSlack = 2;
@@ -199,7 +199,7 @@ int64_t next_threshold(const Pressure& p, double live) {
   const double fraction =
       std::min(live_fraction * p.scale, std::max(live_fraction, max_live_fraction));
   const double floor_bytes = p.device.is_cuda() ? static_cast<double>(cuda_min_threshold) * p.scale
-                                          : static_cast<double>(min_threshold);
+                                                : static_cast<double>(min_threshold);
   const double wanted =
       std::max(floor_bytes, fraction * (live + static_cast<double>(p.step_bytes)));
   return static_cast<int64_t>(std::min(static_cast<double>(p.cap), wanted));
@@ -224,10 +224,9 @@ void collect_young(Device device, bool safe_point) {
   // minor collections do not look: when what stays allocated has grown past what the last full
   // collection left by more than the garbage allowed, a full one runs.
   const int64_t after = allocated_bytes(device);
-  const double allowed =
-      std::max(live_fraction, max_live_fraction) *
-          static_cast<double>(p.live_after_full + p.step_bytes) +
-      static_cast<double>(p.threshold);
+  const double allowed = std::max(live_fraction, max_live_fraction) *
+                             static_cast<double>(p.live_after_full + p.step_bytes) +
+                         static_cast<double>(p.threshold);
   if (static_cast<double>(after - p.live_after_full) > allowed) {
     R_gc();
     p.full += 1;
@@ -317,8 +316,8 @@ void gc_safe_point(int kind) {
     // comes down now rather than at the next collection; once a step (reading CUDA's pool
     // statistics costs two driver calls).
     if (p.threshold >= 0 && kind == 1)
-      p.threshold = std::min(p.threshold,
-                             next_threshold(p, static_cast<double>(allocated_bytes(p.device))));
+      p.threshold =
+          std::min(p.threshold, next_threshold(p, static_cast<double>(allocated_bytes(p.device))));
   }
   for (Pressure& p : pressure) {
     if (p.threshold >= 0 && p.pending > p.threshold) {
@@ -386,7 +385,8 @@ using namespace rcuda::r;
 
 // Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
 // `options`: list(threshold, live_fraction, max_live_fraction, min_bytes, time_fraction,
-// safe_points, cuda_min_bytes), the rcuda.gc_* options (R/zzz.R); the elements missing keep their defaults.
+// safe_points, cuda_min_bytes), the rcuda.gc_* options (R/zzz.R); the elements missing keep their
+// defaults.
 extern "C" SEXP rc_init(SEXP options) {
   RCUDA_BEGIN
   main_thread = std::this_thread::get_id();
@@ -438,8 +438,7 @@ extern "C" SEXP rc_gc_state() {
        "cpu_peak_bytes"_nm = static_cast<double>(cpu_allocator().stats().peak_allocated_bytes),
        "cpu_young_collections"_nm = pressure[0].young,
        "cuda_young_collections"_nm = pressure[1].young,
-       "cpu_full_collections"_nm = pressure[0].full,
-       "cuda_full_collections"_nm = pressure[1].full,
+       "cpu_full_collections"_nm = pressure[0].full, "cuda_full_collections"_nm = pressure[1].full,
        "safe_point_collections"_nm = pressure[0].at_safe_point + pressure[1].at_safe_point,
        "gc_seconds"_nm = pressure[0].seconds + pressure[1].seconds});
   RCUDA_END

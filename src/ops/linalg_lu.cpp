@@ -20,12 +20,7 @@ namespace {
 using linalg::column_major;
 using linalg::count;
 using linalg::from_column_major;
-
-Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
-  batch.push_back(rows);
-  batch.push_back(cols);
-  return batch;
-}
+using linalg::with_dims;
 
 std::string singular_for_solve(int32_t) {
   return "The solver failed because the input matrix is singular.";
@@ -94,13 +89,13 @@ LuResult linalg_lu(const Tensor& A) {
   const Shape batch = linalg::batch_shape(A);
   Tensor P;
   if (count(batch) == 0 || k == 0) {
-    P = contiguous(eye(m, m, {A.dtype(), A.device()}).expand(with_matrix(batch, m, m)));
+    P = linalg::batched_eye(batch, m, m, A);
   } else {
     Tensor perm = empty({count(batch), m}, {DType::Int64, A.device()});
     solver_for(A.device())
         .pivots_to_permutation(contiguous(f.pivots).view({count(batch), k}), perm);
     // one_hot(perm)[b][i][perm[i]] = 1 is P^T (Note on pivots_to_permutation in solver.h).
-    P = reshape(linalg::mT(to(one_hot(perm, m), A.dtype())), with_matrix(batch, m, m));
+    P = reshape(linalg::mT(to(one_hot(perm, m), A.dtype())), with_dims(batch, {m, m}));
   }
   return {P, L, U};
 }
@@ -125,7 +120,7 @@ ExResult solve_impl(const Tensor& A, const Tensor& B, bool check) {
               " and ", shape_str(B.shape()), ")");
   const int64_t k = B2.shape()[B2.dim() - 1];
   const Shape batch = broadcast_shapes(linalg::batch_shape(A), linalg::batch_shape(B2), op);
-  ExResult r = lu_solve(op, A.expand(with_matrix(batch, n, n)), B2.expand(with_matrix(batch, n, k)),
+  ExResult r = lu_solve(op, A.expand(with_dims(batch, {n, n})), B2.expand(with_dims(batch, {n, k})),
                         check ? singular_for_solve : nullptr);
   if (vector) r.result = r.result.squeeze(-1);
   return r;

@@ -12,27 +12,17 @@
 namespace rcuda::ops {
 namespace {
 
+using linalg::batched_eye;
 using linalg::column_major;
 using linalg::count;
 using linalg::from_column_major;
-
-Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
-  batch.push_back(rows);
-  batch.push_back(cols);
-  return batch;
-}
+using linalg::with_dims;
 
 std::string not_positive_definite(int32_t info) {
   return detail::concat(
       "The factorization could not be completed because the input is not positive-definite "
       "(the leading minor of order ",
       info, " is not positive-definite).");
-}
-
-// The identity's first `cols` columns, [batch..., rows, cols].
-Tensor batched_eye(const Shape& batch, int64_t rows, int64_t cols, const Tensor& like) {
-  return contiguous(
-      eye(rows, cols, {like.dtype(), like.device()}).expand(with_matrix(batch, rows, cols)));
 }
 
 }  // namespace
@@ -62,7 +52,7 @@ QrResult linalg_qr(const Tensor& A, const std::string& mode) {
   const bool complete = mode == "complete";
   const int64_t r_rows = complete ? m : k;
   if (count(batch) == 0 || k == 0) {
-    const Tensor R = zeros(with_matrix(batch, r_rows, n), {A.dtype(), A.device()});
+    const Tensor R = zeros(with_dims(batch, {r_rows, n}), {A.dtype(), A.device()});
     if (mode == "r") return {empty({0}, {A.dtype(), A.device()}), R};
     return {batched_eye(batch, m, complete ? m : k, A), R};
   }

@@ -15,15 +15,12 @@
 namespace rcuda::ops {
 namespace {
 
+using linalg::batched_eye;
 using linalg::column_major;
 using linalg::count;
 using linalg::from_column_major;
 using linalg::mT;
-
-Shape with_dims(Shape batch, std::initializer_list<int64_t> dims) {
-  batch.insert(batch.end(), dims);
-  return batch;
-}
+using linalg::with_dims;
 
 std::string svd_no_convergence(int32_t info) {
   return detail::concat(
@@ -36,11 +33,6 @@ std::string eigh_no_convergence(int32_t info) {
       "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
       "many repeated eigenvalues (error code: ",
       info, ").");
-}
-
-Tensor batched_eye(const Shape& batch, int64_t rows, int64_t cols, const Tensor& like) {
-  return contiguous(
-      eye(rows, cols, {like.dtype(), like.device()}).expand(with_dims(batch, {rows, cols})));
 }
 
 // The SVD of A [..., m, n] with m >= n, in the solver's layout (Note [Solver layout]).

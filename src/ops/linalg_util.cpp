@@ -97,4 +97,14 @@ double eps(DType dtype) {
                                  : std::numeric_limits<double>::epsilon();
 }
 
+Shape with_dims(Shape batch, std::initializer_list<int64_t> dims) {
+  batch.insert(batch.end(), dims);
+  return batch;
+}
+
+Tensor batched_eye(const Shape& batch, int64_t rows, int64_t cols, const Tensor& like) {
+  return contiguous(
+      eye(rows, cols, {like.dtype(), like.device()}).expand(with_dims(batch, {rows, cols})));
+}
+
 }  // namespace rcuda::ops::linalg

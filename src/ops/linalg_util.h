@@ -11,7 +11,9 @@
 // do qr and householder_product, whose LAPACK routines cannot fail on valid arguments.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+
 #include "rcuda/backend/solver.h"
 #include "rcuda/ops/linalg_factor.h"
 
@@ -38,5 +40,11 @@ void check_info(const char* op, const Tensor& info, bool batched,
                 std::string (*what)(int32_t info));
 
 double eps(DType dtype);  // machine epsilon of float32 / float64
+
+// The batch dims followed by `dims` (a matrix's [rows, cols], a vector's [n]).
+Shape with_dims(Shape batch, std::initializer_list<int64_t> dims);
+// The identity's first `cols` columns, [batch..., rows, cols], contiguous, of like's dtype and
+// device.
+Tensor batched_eye(const Shape& batch, int64_t rows, int64_t cols, const Tensor& like);
 
 }  // namespace rcuda::ops::linalg

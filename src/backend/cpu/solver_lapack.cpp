@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/solver_buffers.h"
 #include "rcuda/backend/solver.h"
 #include "rcuda/core/error.h"
 
@@ -79,34 +80,11 @@ void syevd(char job, char uplo, int n, double* a, double* w, double* work, int l
   dsyevd_(&job, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
 }
 
-// LAPACK's integers are 32-bit: a matrix side past that is refused rather than truncated.
-int lapack_int(int64_t v, const char* what) {
-  RCUDA_CHECK(v >= 0 && v <= INT32_MAX, ValueError, "linalg: ", what, " = ", v,
-              " is more than LAPACK's 32-bit sizes allow");
-  return static_cast<int>(v);
-}
-
-// Sizes of a [B, cols, rows] buffer (Note [Solver layout]).
-struct Batch {
-  int64_t count;
-  int rows, cols;
-  int64_t stride;  // elements per matrix
-};
-Batch batch_of(const Tensor& a) {
-  RCUDA_CHECK(a.dim() == 3 && a.is_contiguous(), InternalError,
-              "solver: expected a contiguous [batch, cols, rows] buffer");
-  return {a.shape()[0], lapack_int(a.shape()[2], "rows"), lapack_int(a.shape()[1], "cols"),
-          a.shape()[1] * a.shape()[2]};
-}
-
+using Batch = backend::SolverBatch;
+Batch batch_of(const Tensor& a) { return backend::solver_batch(a, "LAPACK"); }
 template <typename F>
 void for_dtype(const Tensor& a, F&& f) {
-  if (a.dtype() == DType::Float32) {
-    f(float{});
-  } else {
-    RCUDA_CHECK(a.dtype() == DType::Float64, InternalError, "solver: float32 or float64 only");
-    f(double{});
-  }
+  backend::for_solver_dtype(a, std::forward<F>(f));
 }
 
 // LAPACK's workspace query (lwork = -1) returns the optimal size as a floating value.

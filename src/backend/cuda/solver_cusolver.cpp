@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include "backend/cuda/kernels/lu_permutation.h"
 #include "backend/cuda/runtime.h"
+#include "backend/solver_buffers.h"
 #include "rcuda/backend/solver.h"
 #include "rcuda/core/error.h"
 
@@ -132,32 +134,11 @@ cusolverStatus_t gesvd(H h, signed char job, int m, int n, double* a, double* s,
   return cusolverDnDgesvd(h, job, job, m, n, a, m, s, u, ldu, vt, ldvt, w, lw, nullptr, i);
 }
 
-int solver_int(int64_t v, const char* what) {
-  RCUDA_CHECK(v >= 0 && v <= INT32_MAX, ValueError, "linalg: ", what, " = ", v,
-              " is more than cuSOLVER's 32-bit sizes allow");
-  return static_cast<int>(v);
-}
-
-struct Batch {
-  int64_t count;
-  int rows, cols;
-  int64_t stride;
-};
-Batch batch_of(const Tensor& a) {
-  RCUDA_CHECK(a.dim() == 3 && a.is_contiguous(), InternalError,
-              "solver: expected a contiguous [batch, cols, rows] buffer");
-  return {a.shape()[0], solver_int(a.shape()[2], "rows"), solver_int(a.shape()[1], "cols"),
-          a.shape()[1] * a.shape()[2]};
-}
-
+using Batch = backend::SolverBatch;
+Batch batch_of(const Tensor& a) { return backend::solver_batch(a, "cuSOLVER"); }
 template <typename F>
 void for_dtype(const Tensor& a, F&& f) {
-  if (a.dtype() == DType::Float32) {
-    f(float{});
-  } else {
-    RCUDA_CHECK(a.dtype() == DType::Float64, InternalError, "solver: float32 or float64 only");
-    f(double{});
-  }
+  backend::for_solver_dtype(a, std::forward<F>(f));
 }
 
 class CusolverSolver final : public Solver {
@@ -225,7 +206,7 @@ class CusolverSolver final : public Solver {
 
   void householder_product(Tensor& a, const Tensor& tau) override {
     const Batch b = batch_of(a);
-    const int k = solver_int(tau.shape()[1], "reflectors");
+    const int k = backend::solver_int(tau.shape()[1], "reflectors", "cuSOLVER");
     HandleScope h(a);
     Tensor info = h.scratch(b.count, DType::Int32);
     for_dtype(a, [&](auto zero) {
