@@ -46,9 +46,7 @@ struct Block {
     t.requires_grad_();
     return t;
   }
-  Tensor bf16(const Tensor& x) const {
-    return nn::linear(nn::gelu(nn::linear(x, w1, b1)), w2, b2);
-  }
+  Tensor bf16(const Tensor& x) const { return nn::linear(nn::gelu(nn::linear(x, w1, b1)), w2, b2); }
   Tensor fp8(const Tensor& x) {
     return nn::fp8_linear(nn::gelu(nn::fp8_linear(x, w1, b1, s1)), w2, b2, s2);
   }
@@ -75,12 +73,13 @@ int main(int argc, char** argv) {
   const Device device = Device::parse("cuda");
   rcuda::manual_seed(0);
   Block block(device);
-  const Tensor x = rcuda::to(rcuda::randn({m, kModel}, rcuda::TensorOptions(DType::Float32, device)),
-                             DType::BFloat16);
+  const Tensor x = rcuda::to(
+      rcuda::randn({m, kModel}, rcuda::TensorOptions(DType::Float32, device)), DType::BFloat16);
   const Tensor g = rcuda::to(
       rcuda::mul(rcuda::randn({m, kModel}, rcuda::TensorOptions(DType::Float32, device)), 1e-3),
       DType::BFloat16);
-  const double flops = 2.0 * static_cast<double>(m) * kModel * kHidden * 2;  // both linears, forward
+  const double flops =
+      2.0 * static_cast<double>(m) * kModel * kHidden * 2;  // both linears, forward
   const auto time = [&](const std::string& name, double step_flops,
                         const std::function<void()>& step) {
     for (int i = 0; i < 3; ++i) step();
@@ -119,7 +118,9 @@ int main(int argc, char** argv) {
         rcuda::randn({m, kHidden}, rcuda::TensorOptions(DType::Float32, device)), DType::BFloat16);
     const Tensor scale = rcuda::ones({1}, rcuda::TensorOptions(DType::Float32, device));
     const Tensor amax = rcuda::zeros({1}, rcuda::TensorOptions(DType::Float32, device));
-    const auto cast = [&] { rcuda::ops::float8_cast(h, scale, amax, DType::Float8E4M3FN, true, true); };
+    const auto cast = [&] {
+      rcuda::ops::float8_cast(h, scale, amax, DType::Float8E4M3FN, true, true);
+    };
     for (int i = 0; i < 3; ++i) cast();
     const double us = bench::per_step_us(device, cast, o.steps, o.chunks);
     bench::log("fp8_cast_transpose_GBps", static_cast<double>(m) * kHidden * 4 / us / 1e3);

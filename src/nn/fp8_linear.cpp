@@ -43,7 +43,9 @@ constexpr DType kGradFormat = DType::Float8E5M2;
 enum Row : int64_t { kInputRow = 0, kWeightRow = 1, kGradRow = 2 };
 
 // Row r's current amax slot and its scale, as the one-element tensors the ops take.
-Tensor amax_slot(const Tensor& history, int64_t row) { return history.select(0, row).slice(0, 0, 1); }
+Tensor amax_slot(const Tensor& history, int64_t row) {
+  return history.select(0, row).slice(0, 0, 1);
+}
 Tensor entry(const Tensor& t, int64_t row) { return t.slice(0, row, row + 1); }
 
 // Inputs (x, weight, bias). Saved: the float8 transposes the products read, the scales the
@@ -63,9 +65,8 @@ struct Fp8LinearBackward final : autograd::Node {
     const bool w_fp8 = want_w && x_t8.defined();
     Tensor gx, gw, gb;
     if (want_x || w_fp8) {
-      const ops::Float8Cast gc = ops::float8_cast(g, entry(s, kGradRow),
-                                                  amax_slot(amax_history, kGradRow), kGradFormat,
-                                                  want_x, w_fp8);
+      const ops::Float8Cast gc = ops::float8_cast(
+          g, entry(s, kGradRow), amax_slot(amax_history, kGradRow), kGradFormat, want_x, w_fp8);
       if (want_x)
         gx = ops::scaled_mm(gc.data, weight_t8.unpack(*this).t(), entry(s_inv, kGradRow),
                             entry(s_inv, kWeightRow), input_dtype);
@@ -83,18 +84,17 @@ struct Fp8LinearBackward final : autograd::Node {
 };
 
 void check_fp8_operand(const char* arg, const Tensor& t) {
-  RCUDA_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float16 ||
-                  t.dtype() == DType::BFloat16,
-              DTypeError, "fp8_linear: ", arg, " must be float32, float16 or bfloat16, got ",
-              dtype_name(t.dtype()));
+  RCUDA_CHECK(
+      t.dtype() == DType::Float32 || t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16,
+      DTypeError, "fp8_linear: ", arg, " must be float32, float16 or bfloat16, got ",
+      dtype_name(t.dtype()));
 }
 
 }  // namespace
 
 Fp8LinearState::Fp8LinearState(Device device, Fp8Recipe recipe) : recipe_(recipe) {
   RCUDA_CHECK(recipe.amax_history_len >= 1, ValueError,
-              "Fp8LinearState: amax_history_len must be at least 1, got ",
-              recipe.amax_history_len);
+              "Fp8LinearState: amax_history_len must be at least 1, got ", recipe.amax_history_len);
   RCUDA_CHECK(recipe.margin >= 0, ValueError, "Fp8LinearState: margin must be >= 0, got ",
               recipe.margin);
   amax_history_ = ops::zeros({3, recipe.amax_history_len}, {DType::Float32, device});
@@ -112,8 +112,8 @@ Fp8LinearState::Fp8LinearState(const Tensor& amax_history, const Tensor& scale, 
               ShapeError, "Fp8LinearState: expected amax_history [3, H] and scale [3], got ",
               amax_history.defined() ? shape_str(amax_history.shape()) : "undefined", " and ",
               scale.defined() ? shape_str(scale.shape()) : "undefined");
-  RCUDA_CHECK(amax_history.dtype() == DType::Float32 && scale.dtype() == DType::Float32,
-              DTypeError, "Fp8LinearState: amax_history and scale must be float32, got ",
+  RCUDA_CHECK(amax_history.dtype() == DType::Float32 && scale.dtype() == DType::Float32, DTypeError,
+              "Fp8LinearState: amax_history and scale must be float32, got ",
               dtype_name(amax_history.dtype()), " and ", dtype_name(scale.dtype()));
   RCUDA_CHECK(amax_history.is_contiguous(), ValueError,
               "Fp8LinearState: amax_history must be contiguous (it is updated in place)");
@@ -192,8 +192,8 @@ Tensor fp8_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
     wc = ops::float8_cast(weight, entry(s, kWeightRow), amax_slot(history, kWeightRow),
                           kForwardFormat, true, want_x);
     // The bias goes into the product's epilogue: one rounding, no second pass over y.
-    return ops::scaled_mm(xc.data, wc.data.t(), entry(s_inv, kInputRow),
-                          entry(s_inv, kWeightRow), x.dtype(), bias);
+    return ops::scaled_mm(xc.data, wc.data.t(), entry(s_inv, kInputRow), entry(s_inv, kWeightRow),
+                          x.dtype(), bias);
   });
   if (!record) return out;
   auto node = autograd::make_node<Fp8LinearBackward>(x, weight, bias);

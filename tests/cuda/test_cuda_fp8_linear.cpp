@@ -32,14 +32,15 @@ TEST(CudaFloat8Cast, MatchesTheCpuBitForBit) {
   RCUDA_REQUIRE_CUDA();
   // Odd sizes take the scalar kernel; sizes that are multiples of 4 the wide one (full and
   // partial 64 x 64 tiles).
-  const std::vector<Shape> shapes = {{70, 45},   {1, 33},   {129, 1},    {32, 32},
+  const std::vector<Shape> shapes = {{70, 45},     {1, 33},   {129, 1},     {32, 32},
                                      {1000, 1030}, {100, 68}, {1000, 1024}, {64, 4}};
   for (DType format : {kE4M3, kE5M2})
     for (DType dtype : {DType::Float32, DType::Float16, DType::BFloat16})
       for (const Shape& shape : shapes) {
         // Values over a wide range, some saturating at scale 37, and a NaN in one case.
         std::vector<double> v = to_doubles(random_tensor(shape, DType::Float64, -1, 1));
-        for (size_t i = 0; i < v.size(); ++i) v[i] = std::ldexp(v[i], static_cast<int>(i % 21) - 10);
+        for (size_t i = 0; i < v.size(); ++i)
+          v[i] = std::ldexp(v[i], static_cast<int>(i % 21) - 10);
         Tensor x = tensor_of(v, shape, dtype);
         if (shape[0] == 70) x = transposed_copy(x);  // a non-contiguous input
         const Tensor scale = one_float(37);
@@ -47,14 +48,14 @@ TEST(CudaFloat8Cast, MatchesTheCpuBitForBit) {
         const ops::Float8Cast c = ops::float8_cast(x, scale, amax_cpu, format, true, true);
         const ops::Float8Cast g =
             ops::float8_cast(on_cuda(x), on_cuda(scale), amax_gpu, format, true, true);
-        const std::string what = std::string(dtype_name(dtype)) + " -> " + dtype_name(format) +
-                                 " " + shape_str(shape);
+        const std::string what =
+            std::string(dtype_name(dtype)) + " -> " + dtype_name(format) + " " + shape_str(shape);
         EXPECT_EQ(bytes_of(g.data), bytes_of(c.data)) << what;
         EXPECT_EQ(bytes_of(g.data_t), bytes_of(c.data_t)) << what;
         EXPECT_EQ(values(amax_gpu), values(amax_cpu)) << what;
         // One direction only.
-        const ops::Float8Cast t = ops::float8_cast(on_cuda(x), on_cuda(scale), amax_gpu, format,
-                                                   false, true);
+        const ops::Float8Cast t =
+            ops::float8_cast(on_cuda(x), on_cuda(scale), amax_gpu, format, false, true);
         EXPECT_FALSE(t.data.defined());
         EXPECT_EQ(bytes_of(t.data_t), bytes_of(c.data_t)) << what;
       }

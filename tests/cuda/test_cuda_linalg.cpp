@@ -451,8 +451,8 @@ TEST(CudaScaledMmTest, BiasAndMisalignedScalesMatchTheCpu) {
   const Tensor scales_gpu = on_cuda(scales);
   for (DType out_dtype : {DType::BFloat16, DType::Float16, DType::Float32}) {
     const Tensor bias = test::random_tensor({96}, out_dtype, -4, 4);
-    const Tensor got = scaled_mm(a.cuda, b.cuda, scales_gpu.slice(0, 1, 2), scales_gpu.slice(0, 2, 3),
-                                 out_dtype, on_cuda(bias));
+    const Tensor got = scaled_mm(a.cuda, b.cuda, scales_gpu.slice(0, 1, 2),
+                                 scales_gpu.slice(0, 2, 3), out_dtype, on_cuda(bias));
     const Tensor expected =
         scaled_mm(a.cpu, b.cpu, scales.slice(0, 1, 2), scales.slice(0, 2, 3), out_dtype, bias);
     const std::vector<double> g = values(got), e = test::to_doubles(expected);

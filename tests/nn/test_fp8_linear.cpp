@@ -73,9 +73,9 @@ TEST(Fp8Linear, ScalesFollowTheHistoryAndProductsMatchDoubleLoops) {
       double amax = 0;
       const int first = std::max(0, step - static_cast<int>(history_len));
       for (int s = first; s < step; ++s) amax = std::fmax(amax, amax_seen[r][s]);
-      want_scale[r] = amax > 0 ? static_cast<double>(static_cast<float>(maxima[r]) /
-                                                     static_cast<float>(amax))
-                               : before[r];
+      want_scale[r] =
+          amax > 0 ? static_cast<double>(static_cast<float>(maxima[r]) / static_cast<float>(amax))
+                   : before[r];
     }
     const Tensor y = nn::fp8_linear(x, w, b, state);
     const std::vector<double> scale = to_doubles(state.scale());
@@ -183,11 +183,13 @@ TEST(Fp8Linear, StateLoadsAndChecksItsArguments) {
   nn::fp8_linear(x, w, Tensor(), state);
   nn::fp8_linear(x, w, Tensor(), state);
   EXPECT_EQ(to_doubles(state.scale()), (std::vector<double>{112, 56, 1}));
-  EXPECT_NE(error_message([] { nn::Fp8LinearState(Device(), {0, 0}); })
-                .find("amax_history_len must be at least 1"),
+  EXPECT_NE(error_message([] {
+              nn::Fp8LinearState(Device(), {0, 0});
+            }).find("amax_history_len must be at least 1"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { other.load(Tensor::empty({2, 2}, DType::Float32), Tensor::empty({3}, DType::Float32)); })
-                .find("expected amax_history [3, H] and scale [3]"),
+  EXPECT_NE(error_message([&] {
+              other.load(Tensor::empty({2, 2}, DType::Float32), Tensor::empty({3}, DType::Float32));
+            }).find("expected amax_history [3, H] and scale [3]"),
             std::string::npos);
 }
 
@@ -195,20 +197,25 @@ TEST(Fp8Linear, ErrorsNameTheArgument) {
   nn::Fp8LinearState state{Device()};
   const Tensor x = random_tensor({16, 32}, DType::Float32);
   const Tensor w = random_tensor({32, 32}, DType::Float32);
-  EXPECT_NE(error_message([&] { nn::fp8_linear(x, random_tensor({24, 32}, DType::Float32), Tensor(), state); })
-                .find("in_features and out_features must be multiples of 16"),
+  EXPECT_NE(error_message([&] {
+              nn::fp8_linear(x, random_tensor({24, 32}, DType::Float32), Tensor(), state);
+            }).find("in_features and out_features must be multiples of 16"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { nn::fp8_linear(to(x, DType::Float64), w, Tensor(), state); })
-                .find("fp8_linear: input must be float32, float16 or bfloat16, got float64"),
+  EXPECT_NE(error_message([&] {
+              nn::fp8_linear(to(x, DType::Float64), w, Tensor(), state);
+            }).find("fp8_linear: input must be float32, float16 or bfloat16, got float64"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { nn::fp8_linear(random_tensor({16, 48}, DType::Float32), w, Tensor(), state); })
-                .find("has 48 features in its last dim"),
+  EXPECT_NE(error_message([&] {
+              nn::fp8_linear(random_tensor({16, 48}, DType::Float32), w, Tensor(), state);
+            }).find("has 48 features in its last dim"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { nn::fp8_linear(x, w, random_tensor({16}, DType::Float32), state); })
-                .find("bias must have shape [out_features] = [32]"),
+  EXPECT_NE(error_message([&] {
+              nn::fp8_linear(x, w, random_tensor({16}, DType::Float32), state);
+            }).find("bias must have shape [out_features] = [32]"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { nn::fp8_linear(x, random_tensor({32}, DType::Float32), Tensor(), state); })
-                .find("weight must be 2-D"),
+  EXPECT_NE(error_message([&] {
+              nn::fp8_linear(x, random_tensor({32}, DType::Float32), Tensor(), state);
+            }).find("weight must be 2-D"),
             std::string::npos);
 }
 

@@ -31,8 +31,8 @@ double format_max(DType format) { return format == kE4M3 ? 448 : 57344; }
 // The finite value a saturating round-to-nearest-even cast of v gives.
 double expected_cast(float v, DType format) {
   if (std::isnan(v)) return std::nan("");
-  const double clamped = std::fmin(std::fmax(static_cast<double>(v), -format_max(format)),
-                                   format_max(format));
+  const double clamped =
+      std::fmin(std::fmax(static_cast<double>(v), -format_max(format)), format_max(format));
   double best = 0;
   int best_code = -1;
   for (int code = 0; code < 256; ++code) {
@@ -98,8 +98,8 @@ TEST(Float8Cast, AmaxOnlyRisesAndNaNWins) {
   ops::float8_cast(x, one_float(1), high, kE4M3);
   EXPECT_EQ(to_doubles(high)[0], static_cast<double>(static_cast<float>(largest * 2)));
   const Tensor amax = one_float(0);
-  const ops::Float8Cast c = ops::float8_cast(wide_input(8, 16, DType::Float32, true),
-                                             one_float(1), amax, kE5M2, true, false);
+  const ops::Float8Cast c = ops::float8_cast(wide_input(8, 16, DType::Float32, true), one_float(1),
+                                             amax, kE5M2, true, false);
   EXPECT_TRUE(std::isnan(to_doubles(amax)[0]));
   EXPECT_FALSE(c.data_t.defined());
   int nans = 0;
@@ -109,14 +109,15 @@ TEST(Float8Cast, AmaxOnlyRisesAndNaNWins) {
 
 TEST(Float8Cast, EmptyInputsAndErrors) {
   const Tensor amax = one_float(0.5);
-  const ops::Float8Cast c =
-      ops::float8_cast(Tensor::empty({0, 16}, DType::Float32), one_float(1), amax, kE4M3, true, true);
+  const ops::Float8Cast c = ops::float8_cast(Tensor::empty({0, 16}, DType::Float32), one_float(1),
+                                             amax, kE4M3, true, true);
   EXPECT_EQ(c.data.shape(), (Shape{0, 16}));
   EXPECT_EQ(c.data_t.shape(), (Shape{16, 0}));
   EXPECT_EQ(to_doubles(amax)[0], 0.5);
   const Tensor x = random_tensor({4, 16}, DType::Float32);
-  EXPECT_NE(error_message([&] { ops::float8_cast(x, one_float(1), amax, DType::Float16); })
-                .find("dtype must be float8_e4m3fn or float8_e5m2, got float16"),
+  EXPECT_NE(error_message([&] {
+              ops::float8_cast(x, one_float(1), amax, DType::Float16);
+            }).find("dtype must be float8_e4m3fn or float8_e5m2, got float16"),
             std::string::npos);
   EXPECT_NE(error_message([&] {
               ops::float8_cast(random_tensor({4}, DType::Float32), one_float(1), amax, kE4M3);
@@ -130,8 +131,9 @@ TEST(Float8Cast, EmptyInputsAndErrors) {
               ops::float8_cast(random_tensor({4, 16}, DType::Int32), one_float(1), amax, kE4M3);
             }).find("float8_cast"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { ops::float8_cast(x, one_float(1), amax, kE4M3, false, false); })
-                .find("neither"),
+  EXPECT_NE(error_message([&] {
+              ops::float8_cast(x, one_float(1), amax, kE4M3, false, false);
+            }).find("neither"),
             std::string::npos);
 }
 
@@ -149,17 +151,17 @@ TEST(Float8UpdateScales, ScalesFromEachRowsMaxThenRolls) {
   const std::vector<DType> formats = {kE4M3, kE5M2, kE4M3, kE5M2};
   for (int margin : {0, 2}) {
     const Tensor hist = clone(history);
-    const ops::Float8Scales s = ops::float8_update_scales(
-        hist, tensor_of(old_scale, {4}, DType::Float32), formats, margin);
+    const ops::Float8Scales s =
+        ops::float8_update_scales(hist, tensor_of(old_scale, {4}, DType::Float32), formats, margin);
     const std::vector<double> scale = to_doubles(s.scale), inv = to_doubles(s.scale_inv);
     const std::vector<double> rolled = to_doubles(hist);
     for (int64_t r = 0; r < 4; ++r) {
       double amax = 0;
       for (int64_t i = 0; i < length; ++i) amax = std::fmax(amax, stored[r * length + i]);
-      const double expected = r == 0 ? static_cast<float>(format_max(formats[r]) /
-                                                          static_cast<float>(amax)) /
-                                           std::ldexp(1.0, margin)
-                                     : old_scale[r];
+      const double expected =
+          r == 0 ? static_cast<float>(format_max(formats[r]) / static_cast<float>(amax)) /
+                       std::ldexp(1.0, margin)
+                 : old_scale[r];
       EXPECT_NEAR(scale[r], expected, 1e-7 * expected) << "row " << r << " margin " << margin;
       EXPECT_EQ(inv[r], static_cast<double>(1.0f / static_cast<float>(scale[r])));
       EXPECT_EQ(rolled[r * length], 0.0);
@@ -187,10 +189,11 @@ TEST(Float8UpdateScales, Errors) {
                                         std::vector<DType>(9, kE4M3));
             }).find("1 to 8 rows"),
             std::string::npos);
-  EXPECT_NE(error_message([&] {
-              ops::float8_update_scales(h, Tensor::empty({2}, DType::Float32), {kE4M3, DType::Float32});
-            }).find("float8_max: expected a float8 dtype"),
-            std::string::npos);
+  EXPECT_NE(
+      error_message([&] {
+        ops::float8_update_scales(h, Tensor::empty({2}, DType::Float32), {kE4M3, DType::Float32});
+      }).find("float8_max: expected a float8 dtype"),
+      std::string::npos);
 }
 
 }  // namespace

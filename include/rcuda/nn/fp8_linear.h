@@ -54,7 +54,6 @@ class Fp8LinearState {
 // gradient and the rows of x (all dims but the last) are not a multiple of 16, the weight's
 // gradient is computed in x's dtype instead of float8. Differentiable in x, weight and bias:
 // the output gradient is cast to float8_e5m2. Each call starts a step of `state`.
-Tensor fp8_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                  Fp8LinearState& state);
+Tensor fp8_linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Fp8LinearState& state);
 
 }  // namespace rcuda::nn

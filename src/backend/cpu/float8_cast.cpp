@@ -59,9 +59,9 @@ void CpuBackend::float8_update_scales(const Tensor& amax_history, const Tensor& 
     float* h = history + r * length;
     float amax = 0.0f;
     for (int64_t i = 0; i < length; ++i) amax = backend::nan_winning_max(amax, h[i]);
-    const float s = backend::delayed_scale(amax, scale.data<float>()[r * scale.stride(0)],
-                                           static_cast<float>(fp8_max[static_cast<size_t>(r)]),
-                                           margin_factor);
+    const float s =
+        backend::delayed_scale(amax, scale.data<float>()[r * scale.stride(0)],
+                               static_cast<float>(fp8_max[static_cast<size_t>(r)]), margin_factor);
     new_scale.data<float>()[r * new_scale.stride(0)] = s;
     new_scale_inv.data<float>()[r * new_scale_inv.stride(0)] = 1.0f / s;
     for (int64_t i = length - 1; i > 0; --i) h[i] = h[i - 1];

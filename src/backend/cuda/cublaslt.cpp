@@ -687,7 +687,8 @@ void CudaBackend::scaled_gemm(const Tensor& out, const Tensor& a, const Tensor& 
   p.scale_b = sa.data_ptr();
   // The bias goes in the epilogue (one per row of cuBLASLt's D, a column of out) for 16-bit
   // outputs, whose fp8 kernels take a bias of the output's type; float32 outputs add it after.
-  const bool epilogue = bias.defined() && out.dtype() != DType::Float32 && aligned16(bias.data_ptr());
+  const bool epilogue =
+      bias.defined() && out.dtype() != DType::Float32 && aligned16(bias.data_ptr());
   if (epilogue) {
     p.epilogue = CUBLASLT_EPILOGUE_BIAS;
     p.bias = bias.data_ptr();

@@ -242,9 +242,9 @@ void CudaBackend::float8_update_scales(const Tensor& amax_history, const Tensor&
   DeviceGuard guard(device);
   Float8Maxima maxima{};
   for (int r = 0; r < rows; ++r) maxima.v[r] = static_cast<float>(fp8_max[static_cast<size_t>(r)]);
-  const ScaleVectors vectors{scale.data<float>(),     new_scale.data<float>(),
+  const ScaleVectors vectors{scale.data<float>(),         new_scale.data<float>(),
                              new_scale_inv.data<float>(), scale.stride(0),
-                             new_scale.stride(0),        new_scale_inv.stride(0)};
+                             new_scale.stride(0),         new_scale_inv.stride(0)};
   float8_update_scales_kernel<<<1, 32 * rows, 0, current_stream(device)>>>(
       amax_history.data<float>(), vectors, maxima, rows, amax_history.size(1),
       static_cast<float>(std::exp2(margin)));
