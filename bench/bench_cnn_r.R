@@ -16,15 +16,8 @@
 #     [--chunks 7] [--warmup 10] [--gc NAME=VALUE,...]
 # --gc NAME=VALUE,...: rcuda.gc_* options (r/README.md) set before the package loads, as
 # `--gc max_live_fraction=0.4,safe_points=FALSE`.
-gc_arg <- function(args) {
-  i <- match("--gc", args)
-  if (is.na(i)) return(invisible(NULL))
-  for (kv in strsplit(args[i + 1], ",")[[1]]) {
-    parts <- strsplit(kv, "=")[[1]]
-    value <- if (parts[2] %in% c("TRUE", "FALSE")) as.logical(parts[2]) else as.numeric(parts[2])
-    options(structure(list(value), names = paste0("rcuda.gc_", parts[1])))
-  }
-}
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
+                 "bench_r_models.R"))
 gc_arg(commandArgs(trailingOnly = TRUE))
 suppressMessages(library(rcuda))
 
@@ -42,21 +35,7 @@ warmup <- as.integer(opt("--warmup", "10"))
 tag <- paste0("r_mnistcnn_b", batch, "_fp32", if (device == "cpu") "_cpu" else "")
 log <- function(name, value) cat(sprintf("%s_%s: %.6g\n", tag, name, value))
 
-mnist_net <- nn_module(
-  initialize = function() {
-    self$c1 <- nn_conv2d(1, 32, 3)
-    self$c2 <- nn_conv2d(32, 64, 3)
-    self$f1 <- nn_linear(9216, 128)
-    self$f2 <- nn_linear(128, 10)
-  },
-  forward = function(x) {
-    x <- nnf_relu(self$c1(x))
-    x <- nnf_max_pool2d(nnf_relu(self$c2(x)), 2)
-    x <- torch_flatten(nnf_dropout(x, 0.25, training = self$training), start_dim = 2)
-    x <- nnf_dropout(nnf_relu(self$f1(x)), 0.5, training = self$training)
-    nnf_log_softmax(self$f2(x), dim = 2)
-  }
-)
+define_bench_models()
 
 torch_manual_seed(0)
 model <- mnist_net()

@@ -15,6 +15,8 @@
 #     [--chunks 7] [--steps 50] [--old-lib DIR]
 # --old-lib DIR adds a row for the rcuda installed in the R library DIR (an earlier version of
 # the package, say), run with its own defaults.
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
+                 "bench_r_models.R"))
 args <- commandArgs(trailingOnly = TRUE)
 opt <- function(name, default) {
   i <- match(name, args)
@@ -84,33 +86,7 @@ chunks <- as.integer(opt("--chunks", if (slow) "3" else "7"))
 steps <- as.integer(opt("--steps", if (slow) "20" else "50"))
 log <- function(name, value) cat(sprintf("%s: %.10g\n", name, value))
 
-mlp <- nn_module(
-  initialize = function() {
-    self$fc1 <- nn_linear(784, 512)
-    self$fc2 <- nn_linear(512, 512)
-    self$fc3 <- nn_linear(512, 10)
-  },
-  forward = function(x) {
-    x <- nnf_relu(self$fc1(x))
-    x <- nnf_relu(self$fc2(x))
-    self$fc3(x)
-  }
-)
-mnist_net <- nn_module(
-  initialize = function() {
-    self$c1 <- nn_conv2d(1, 32, 3)
-    self$c2 <- nn_conv2d(32, 64, 3)
-    self$f1 <- nn_linear(9216, 128)
-    self$f2 <- nn_linear(128, 10)
-  },
-  forward = function(x) {
-    x <- nnf_relu(self$c1(x))
-    x <- nnf_max_pool2d(nnf_relu(self$c2(x)), 2)
-    x <- torch_flatten(nnf_dropout(x, 0.25, training = self$training), start_dim = 2)
-    x <- nnf_dropout(nnf_relu(self$f1(x)), 0.5, training = self$training)
-    nnf_log_softmax(self$f2(x), dim = 2)
-  }
-)
+define_bench_models()
 torch_manual_seed(0)
 if (model_name == "mlp") {
   model <- mlp()

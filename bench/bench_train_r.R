@@ -7,15 +7,8 @@
 #   Rscript bench/bench_train_r.R DIR [--device cuda|cpu] [--flat-steps 10000] [--gc NAME=VALUE,...]
 # --gc NAME=VALUE,...: rcuda.gc_* options (r/README.md) set before the package loads, as
 # `--gc max_live_fraction=0.4,safe_points=FALSE`.
-gc_arg <- function(args) {
-  i <- match("--gc", args)
-  if (is.na(i)) return(invisible(NULL))
-  for (kv in strsplit(args[i + 1], ",")[[1]]) {
-    parts <- strsplit(kv, "=")[[1]]
-    value <- if (parts[2] %in% c("TRUE", "FALSE")) as.logical(parts[2]) else as.numeric(parts[2])
-    options(structure(list(value), names = paste0("rcuda.gc_", parts[1])))
-  }
-}
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
+                 "bench_r_models.R"))
 gc_arg(commandArgs(trailingOnly = TRUE))
 suppressMessages(library(rcuda))
 
@@ -38,18 +31,7 @@ read_bin <- function(name, dims, what = "double", size = 4) {
   aperm(array(v, rev(dims)), rev(seq_along(dims)))
 }
 
-mlp <- nn_module(
-  initialize = function() {
-    self$fc1 <- nn_linear(784, 512)
-    self$fc2 <- nn_linear(512, 512)
-    self$fc3 <- nn_linear(512, 10)
-  },
-  forward = function(x) {
-    x <- nnf_relu(self$fc1(x))
-    x <- nnf_relu(self$fc2(x))
-    self$fc3(x)
-  }
-)
+define_bench_models()
 
 model <- mlp()
 with_no_grad({
