@@ -27,6 +27,7 @@ opt <- function(name, default) {
 settings <- list(
   reference = list(rcuda.gc_live_fraction = Inf),
   default = list(),
+  no_release = list(rcuda.release_unreferenced = FALSE),
   no_safe_points = list(rcuda.gc_safe_points = FALSE),
   max_0.2 = list(rcuda.gc_max_live_fraction = 0.2),
   max_0.4 = list(rcuda.gc_max_live_fraction = 0.4),
@@ -52,8 +53,8 @@ if (is.na(child)) {
   pass <- c("--device", device, "--model", model)
   if (!is.na(opt("--chunks", NA))) pass <- c(pass, "--chunks", opt("--chunks", NA))
   if (!is.na(opt("--steps", NA))) pass <- c(pass, "--steps", opt("--steps", NA))
-  cat(sprintf("\n| %s, %s: setting | step us | peak MB | live MB | garbage at peak, MB (%% of peak) | young / full collections | gc ms |\n", model, device))
-  cat("|---|---|---|---|---|---|---|\n")
+  cat(sprintf("\n| %s, %s: setting | step us | peak MB | live MB | garbage at peak, MB (%% of peak) | young / full collections | gc ms | tensors released |\n", model, device))
+  cat("|---|---|---|---|---|---|---|---|\n")
   reference <- NA
   for (name in rows) {
     env <- if (name == "old_lib") paste0("R_LIBS=", old_lib) else character()
@@ -68,9 +69,11 @@ if (is.na(child)) {
     }
     if (name == "reference") reference <- v[["peak_bytes"]]
     garbage <- v[["peak_bytes"]] - reference
-    cat(sprintf("| %s | %.0f | %.1f | %.1f | %.1f (%.0f%%) | %.0f / %.0f | %.0f |\n", name,
+    released <- if ("released" %in% names(v)) v[["released"]] else 0
+    cat(sprintf("| %s | %.0f | %.1f | %.1f | %.1f (%.0f%%) | %.0f / %.0f | %.0f | %.0f |\n", name,
                 v[["step_us"]], v[["peak_bytes"]] / 1e6, v[["live_bytes"]] / 1e6, garbage / 1e6,
-                100 * garbage / v[["peak_bytes"]], v[["young"]], v[["full"]], v[["gc_ms"]]))
+                100 * garbage / v[["peak_bytes"]], v[["young"]], v[["full"]], v[["gc_ms"]],
+                released))
   }
   }
   quit(save = "no")
@@ -146,3 +149,5 @@ log("young", counter(after, paste0(dev, "_young_collections")) -
 log("full", counter(after, paste0(dev, "_full_collections")) -
       counter(before, paste0(dev, "_full_collections")))
 log("gc_ms", 1e3 * (counter(after, "gc_seconds") - counter(before, "gc_seconds")))
+log("released", counter(after, paste0(dev, "_released_tensors")) -
+      counter(before, paste0(dev, "_released_tensors")))

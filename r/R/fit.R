@@ -153,7 +153,7 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
     loss <- loss_fn(pred, y)
     loss$backward()
     optimizer$step()
-    n <- batch_size(x, y)
+    n <- b[[3L]]
     samples <- samples + n
     k <- k + 1L
     held[[k]] <- .Call(rc_detach, loss)
@@ -202,7 +202,7 @@ valid_phase <- function(ctx, dl, batch_to) {
     b <- prepare_batch(batch, device, batch_to)
     pred <- model(b[[1L]])
     loss <- loss_fn(pred, b[[2L]])
-    n <- batch_size(b[[1L]], b[[2L]])
+    n <- b[[3L]]
     samples <- samples + n
     loss_sum <- .Call(rc_add_alpha, loss_sum, loss, n, FALSE)
     if (length(metrics)) update_metrics(metrics, pred, b[[2L]])
@@ -309,10 +309,18 @@ batch_count <- function(dl) {
 
 # list(x, y) on the device. A batch is list(x, y), a list with elements x and y, or a list
 # whose first element is the input and whose second is the target.
+# list(x, y, samples) on the device: in one call for a list of two tensors (rc_fit_batch),
+# else taken apart and moved here.
 prepare_batch <- function(batch, device, batch_to) {
-  if (!is.null(batch_to)) return(split_batch(batch_to(batch, device)))
-  b <- split_batch(batch)
-  list(to_device(b[[1L]], device), to_device(b[[2L]], device))
+  if (is.null(batch_to)) {
+    b <- .Call(rc_fit_batch, batch, device)
+    if (!is.null(b)) return(b)
+    b <- split_batch(batch)
+    b <- list(to_device(b[[1L]], device), to_device(b[[2L]], device))
+  } else {
+    b <- split_batch(batch_to(batch, device))
+  }
+  list(b[[1L]], b[[2L]], batch_size(b[[1L]], b[[2L]]))
 }
 
 split_batch <- function(batch) {

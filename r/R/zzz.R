@@ -5,7 +5,8 @@ NULL
 # option rcuda.gc_live_fraction (0.1) of what the device holds, at least rcuda.gc_min_bytes
 # (1 MiB; GPU memory: rcuda.gc_cuda_min_bytes, 16 MiB, up to 4 times that), up to rcuda.gc_max_live_fraction (0.1) where collections would take more than
 # rcuda.gc_time_fraction (0.05) of the time, at most rcuda.gc_threshold (0.25) of a device's
-# memory; all are read here, when the package loads.
+# memory; and rcuda.release_unreferenced (TRUE: Note [Unreferenced tensors are released at step
+# boundaries]); all are read here, when the package loads.
 gc_options <- function() {
   list(threshold = as.numeric(getOption("rcuda.gc_threshold", 0.25)),
        live_fraction = as.numeric(getOption("rcuda.gc_live_fraction", 0.1)),
@@ -13,7 +14,8 @@ gc_options <- function() {
        min_bytes = as.numeric(getOption("rcuda.gc_min_bytes", 2^20)),
        time_fraction = as.numeric(getOption("rcuda.gc_time_fraction", 0.05)),
        safe_points = as.numeric(isTRUE(getOption("rcuda.gc_safe_points", TRUE))),
-       cuda_min_bytes = as.numeric(getOption("rcuda.gc_cuda_min_bytes", 16 * 2^20)))
+       cuda_min_bytes = as.numeric(getOption("rcuda.gc_cuda_min_bytes", 16 * 2^20)),
+       release_unreferenced = as.numeric(isTRUE(getOption("rcuda.release_unreferenced", TRUE))))
 }
 
 .onLoad <- function(libname, pkgname) {

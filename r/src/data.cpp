@@ -2,6 +2,7 @@
 // tensor, the shuffling order, pinned host memory, and idx image bytes as tensors.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "rcuda/core/philox.h"
 #include "rcuda_r.h"
@@ -117,5 +118,39 @@ extern "C" SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape) {
   RCUDA_CHECK(numel(s) == Rf_xlength(bytes), ShapeError, "uint8_from_raw: ", Rf_xlength(bytes),
               " bytes do not fill shape ", shape_str(s));
   return wrap(from_data(RAW(bytes), s, DType::UInt8));
+  RCUDA_END
+}
+
+// fit()'s batch of tensors on `device` (its string, as fit_device() gives it): list(x, y, n)
+// with n the samples (y's first dim, 1 for a 0-d y), from list(x = , y = ) or an unnamed
+// list(x, y); NULL for any other batch, which the R code then takes apart itself. One call
+// and one list per batch instead of a dozen R calls and their allocations (Note [fit is the
+// hand-written loop] in R/fit.R: nothing else changes).
+extern "C" SEXP rc_fit_batch(SEXP batch, SEXP device) {
+  RCUDA_BEGIN
+  if (TYPEOF(batch) != VECSXP || Rf_xlength(batch) < 2 || OBJECT(batch)) return R_NilValue;
+  SEXP x = R_NilValue, y = R_NilValue;
+  SEXP names = Rf_getAttrib(batch, R_NamesSymbol);
+  if (names != R_NilValue) {
+    for (R_xlen_t i = 0; i < Rf_xlength(batch); ++i) {
+      const char* name = CHAR(STRING_ELT(names, i));
+      if (x == R_NilValue && std::strcmp(name, "x") == 0) x = VECTOR_ELT(batch, i);
+      if (y == R_NilValue && std::strcmp(name, "y") == 0) y = VECTOR_ELT(batch, i);
+    }
+  }
+  if (x == R_NilValue || y == R_NilValue) {
+    x = VECTOR_ELT(batch, 0);
+    y = VECTOR_ELT(batch, 1);
+  }
+  if (!is_tensor(x) || !is_tensor(y) || is_undefined(x) || is_undefined(y)) return R_NilValue;
+  const Device dev = device_arg(device);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  const Tensor& tx = unwrap(x);
+  SET_VECTOR_ELT(out, 0, tx.device() == dev ? x : wrap(to(tx, dev, tx.dtype())));
+  const Tensor& ty = unwrap(y);
+  SET_VECTOR_ELT(out, 1, ty.device() == dev ? y : wrap(to(ty, dev, ty.dtype())));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(ty.dim() == 0 ? 1.0 : static_cast<double>(ty.size(0))));
+  UNPROTECT(1);
+  return out;
   RCUDA_END
 }

@@ -48,6 +48,25 @@
 //     OutOfMemoryError, runs the full collection and tries once more.
 // Collections run the finalizers below, which drop handles and give memory back to the pool.
 //
+// Note [Unreferenced tensors are released at step boundaries]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Collections cost a fixed millisecond or so each (Note [GC pressure]), and a step of a small
+// CNN leaves tens of megabytes of activations behind in R handles: collecting often enough to
+// keep the peak near PyTorch's would double the step. R counts references, though (REFCNT,
+// R >= 4.0): every binding in an environment, list element, attribute, promise value and
+// argument list counts one; the finalizer's weak reference counts one more. At the
+// optimizer's step boundaries (Note [GC pressure] 3), a handle of large storage (one with a
+// finalizer of its own) whose count is back to what it was when the handle was made is
+// referenced by no R object: its tensor is dropped there and then, and the memory goes back
+// to the pool without a collection. Forward activations become such handles as soon as the
+// module's forward() returns (R clears the frame of a call whose environment nobody kept).
+// The one value R does not count is an operand waiting on the byte-code interpreter's stack
+// while the other operand runs, as `model(x) + train_step()` where train_step() calls the
+// optimizer: that handle is released under the expression, and using it is an error that says
+// so (never freed memory read: the handle is emptied, not left dangling). Handles kept by
+// garbage that R has not collected yet (an old list) still count, and wait for a collection.
+// rcuda.release_unreferenced = FALSE turns the release off.
+//
 // Note [Small tensors share a finalizer]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Each R finalizer costs a weak reference, which R's collector keeps alive for one collection
@@ -66,6 +85,7 @@
 #include <cmath>
 #include <memory>
 #include <thread>
+#include <unordered_map>
 
 #include "rcuda_r.h"
 
@@ -119,11 +139,26 @@ SEXP filling_batch() {
   return current;
 }
 
+// Note [Unreferenced tensors are released at step boundaries]: the handles of large storage,
+// each with R's reference count when it was made, and the tag a released handle carries.
+bool release_unreferenced = true;  // rcuda.release_unreferenced
+std::unordered_map<SEXP, int> tracked;
+SEXP released_tag() {
+  static SEXP tag = Rf_install("rcuda_released_at_step_boundary");
+  return tag;
+}
+
+void finalize_tracked(SEXP ptr) {
+  tracked.erase(ptr);
+  finalize<Tensor>(ptr);
+}
+
 // An external pointer to a new handle: in a batch for small storage, else with its finalizer.
 SEXP make_handle(Tensor t) {
   if (t.storage()->nbytes() > kSmallStorageBytes) {
     SEXP ptr = PROTECT(R_MakeExternalPtr(new Tensor(std::move(t)), R_NilValue, R_NilValue));
-    R_RegisterCFinalizerEx(ptr, finalize<Tensor>, TRUE);
+    R_RegisterCFinalizerEx(ptr, finalize_tracked, TRUE);
+    tracked.emplace(ptr, -1);  // wrap() records the count once the handle is complete
     UNPROTECT(1);
     return ptr;
   }
@@ -145,7 +180,7 @@ struct Pressure {
   int64_t live_after_full = 0;  // allocated just after the last full collection
   std::chrono::steady_clock::time_point last_end = std::chrono::steady_clock::now();
   // Counters for rc_gc_state (benchmarks and tests).
-  double young = 0, full = 0, at_safe_point = 0, seconds = 0;
+  double young = 0, full = 0, at_safe_point = 0, seconds = 0, released = 0;
   Device device;  // the last one that counted bytes here (the index of a CUDA device)
   // Note [GC pressure] 3: bytes counted in all, that count at the last safe point of each kind,
   // and the bytes of the last whole step (between two safe points of one kind).
@@ -302,11 +337,35 @@ void account(const Tensor& t) {
   collect_young(device, false);
 }
 
+// Note [Unreferenced tensors are released at step boundaries]. The bytes that go back to the
+// pool come off the collector's count: they are no longer garbage waiting for it.
+void release_unreferenced_handles() {
+  for (auto it = tracked.begin(); it != tracked.end();) {
+    SEXP ptr = it->first;
+    if (it->second < 0 || REFCNT(ptr) > it->second) {
+      ++it;
+      continue;
+    }
+    auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(ptr));
+    if (t != nullptr && t->defined() && t->storage().use_count() == 1) {
+      Pressure& p = pressure[static_cast<int>(t->device().type)];
+      p.pending = std::max<int64_t>(0, p.pending - static_cast<int64_t>(t->storage()->nbytes()));
+      p.released += 1;
+    }
+    R_ClearExternalPtr(ptr);
+    delete t;
+    R_SetExternalPtrTag(ptr, released_tag());
+    it = tracked.erase(it);
+  }
+}
+
 }  // namespace
 
 // Note [GC pressure] 3.
 void gc_safe_point(int kind) {
-  if (!safe_points || std::this_thread::get_id() != main_thread) return;
+  if (std::this_thread::get_id() != main_thread) return;
+  if (release_unreferenced) release_unreferenced_handles();
+  if (!safe_points) return;
   safe_points_seen = true;
   for (Pressure& p : pressure) {
     int64_t& at = p.counted_at[kind];
@@ -339,6 +398,8 @@ SEXP wrap(Tensor t) {
   }
   Rf_setAttrib(ptr, R_ClassSymbol, tensor_class());
   SET_S4_OBJECT(ptr);  // Note [Operator dispatch] in R/s4.R
+  const auto it = tracked.find(ptr);
+  if (it != tracked.end()) it->second = REFCNT(ptr);  // the finalizer's weak reference
   UNPROTECT(1);
   return ptr;
 }
@@ -349,6 +410,12 @@ const Tensor& unwrap(SEXP x) {
   if (!is_tensor(x))
     throw ValueError("expected an rcuda_tensor, got an R " + std::string(Rf_type2char(TYPEOF(x))));
   auto* t = static_cast<Tensor*>(R_ExternalPtrAddr(x));
+  if (t == nullptr && R_ExternalPtrTag(x) == released_tag())
+    throw ValueError(
+        "the tensor was released at an optimizer step, when no R variable, list or argument "
+        "referenced it (it was a temporary waiting beside a call that ran the optimizer, as "
+        "`model(x) + step()`): assign it to a variable first, or set "
+        "options(rcuda.release_unreferenced = FALSE) before library(rcuda)");
   if (t == nullptr)
     throw ValueError("the tensor was freed (an external pointer saved and restored?)");
   if (!t->defined())
@@ -385,8 +452,8 @@ using namespace rcuda::r;
 
 // Called from .onLoad: remembers the main thread, sets the threshold, registers the OOM hook.
 // `options`: list(threshold, live_fraction, max_live_fraction, min_bytes, time_fraction,
-// safe_points, cuda_min_bytes), the rcuda.gc_* options (R/zzz.R); the elements missing keep their
-// defaults.
+// safe_points, cuda_min_bytes, release_unreferenced), the rcuda.gc_* options (R/zzz.R); the
+// elements missing keep their defaults.
 extern "C" SEXP rc_init(SEXP options) {
   RCUDA_BEGIN
   main_thread = std::this_thread::get_id();
@@ -402,6 +469,7 @@ extern "C" SEXP rc_init(SEXP options) {
   time_fraction = option(4, 0.05);
   safe_points = option(5, 1) != 0;
   cuda_min_threshold = static_cast<int64_t>(std::max(0.0, option(6, 16 << 20)));
+  release_unreferenced = option(7, 1) != 0;
   safe_points_seen = false;
   for (Pressure& p : pressure) p = Pressure();
   if (oom_hook_id < 0) {
@@ -439,6 +507,8 @@ extern "C" SEXP rc_gc_state() {
        "cpu_young_collections"_nm = pressure[0].young,
        "cuda_young_collections"_nm = pressure[1].young,
        "cpu_full_collections"_nm = pressure[0].full, "cuda_full_collections"_nm = pressure[1].full,
+       "cpu_released_tensors"_nm = pressure[0].released,
+       "cuda_released_tensors"_nm = pressure[1].released,
        "safe_point_collections"_nm = pressure[0].at_safe_point + pressure[1].at_safe_point,
        "gc_seconds"_nm = pressure[0].seconds + pressure[1].seconds});
   RCUDA_END

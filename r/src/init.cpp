@@ -92,6 +92,7 @@ SEXP rc_grad_fn(SEXP x);
 SEXP rc_grad_fn_name(SEXP node);
 SEXP rc_grad_fn_next(SEXP node);
 SEXP rc_detach(SEXP x);
+SEXP rc_fit_batch(SEXP batch, SEXP device);
 SEXP rc_detach_(SEXP x);
 SEXP rc_retain_grad(SEXP x);
 SEXP rc_retains_grad(SEXP x);
@@ -260,6 +261,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_grad_fn_name", (DL_FUNC)&rc_grad_fn_name, 1},
     {"rc_grad_fn_next", (DL_FUNC)&rc_grad_fn_next, 1},
     {"rc_detach", (DL_FUNC)&rc_detach, 1},
+    {"rc_fit_batch", (DL_FUNC)&rc_fit_batch, 2},
     {"rc_detach_", (DL_FUNC)&rc_detach_, 1},
     {"rc_retain_grad", (DL_FUNC)&rc_retain_grad, 1},
     {"rc_retains_grad", (DL_FUNC)&rc_retains_grad, 1},
