@@ -180,7 +180,7 @@ run_r_bench() {
   cat "$OUT/cnn_r.txt"
   echo "-- with --gc max_live_fraction=0.4:"; grep -E "step_us|peak" "$OUT/cnn_r_max04.txt"
   R_LIBS=build-gpu/r-lib Rscript bench/bench_r_memory.R --device cuda \
-    --settings reference,default,no_safe_points,max_0.2,max_0.4,max_1,live_0.2,floor64_no_safe_points \
+    --settings ${R_MEMORY_SETTINGS:-reference,default,no_release,no_safe_points,max_0.4,max_1} \
     >"$OUT/r_memory.md" 2>&1
   step "bench_r_memory" "exit $?"
   cat "$OUT/r_memory.md"
