@@ -36,11 +36,26 @@ __device__ __forceinline__ float warp_amax(float v) {
   return v;
 }
 
+// Both cast kernels run 8 warps a block: the block's largest |value| goes into *amax with one
+// atomic (`tid`: the thread's index in the block, warp by warp).
+constexpr int kWarpsPerBlock = 8;
+__device__ __forceinline__ void raise_block_amax(float seen, float* amax, int tid) {
+  __shared__ float warp_seen[kWarpsPerBlock];
+  seen = warp_amax(seen);
+  if (tid % 32 == 0) warp_seen[tid / 32] = seen;
+  __syncthreads();
+  if (tid < 32) {
+    float v = tid < kWarpsPerBlock ? warp_seen[tid] : 0.0f;
+    v = warp_amax(v);
+    if (tid == 0 && v != 0.0f) atomicMax(reinterpret_cast<int*>(amax), __float_as_int(v));
+  }
+}
+static_assert(kTile * kRowsPerPass == 32 * kWarpsPerBlock, "the scalar kernel's block is 8 warps");
+
 template <typename T, typename F8>
 __global__ void float8_cast_kernel(const T* in, uint8_t* out, uint8_t* out_t, float* amax,
                                    const float* scale, int64_t m, int64_t k) {
   __shared__ uint8_t tile[kTile][kTile + 4];
-  __shared__ float warp_seen[kRowsPerPass];
   const float s = *scale;
   const int64_t tiles_k = (k + kTile - 1) / kTile;
   const int64_t tiles = ((m + kTile - 1) / kTile) * tiles_k;
@@ -72,14 +87,7 @@ __global__ void float8_cast_kernel(const T* in, uint8_t* out, uint8_t* out_t, fl
       __syncthreads();  // the tile is rewritten by the next iteration
     }
   }
-  seen = warp_amax(seen);
-  if (tx == 0) warp_seen[ty] = seen;
-  __syncthreads();
-  if (ty == 0) {
-    float v = tx < kRowsPerPass ? warp_seen[tx] : 0.0f;
-    v = warp_amax(v);
-    if (tx == 0 && v != 0.0f) atomicMax(reinterpret_cast<int*>(amax), __float_as_int(v));
-  }
+  raise_block_amax(seen, amax, ty * kTile + tx);
 }
 
 // Each row's largest finite fp8 value, for up to kMaxScaleRows rows, passed by value (no copy
@@ -100,7 +108,6 @@ template <typename T, typename F8>
 __global__ void float8_cast_wide_kernel(const T* in, uint8_t* out, uint8_t* out_t, float* amax,
                                         const float* scale, int64_t m, int64_t k) {
   __shared__ uint32_t tile[kWideTile][kWideTile / 4 + 1];  // [row][column group], padded
-  __shared__ float warp_seen[8];
   const float s = *scale;
   const int64_t tiles_k = (k + kWideTile - 1) / kWideTile;
   const int64_t tiles = ((m + kWideTile - 1) / kWideTile) * tiles_k;
@@ -145,14 +152,7 @@ __global__ void float8_cast_wide_kernel(const T* in, uint8_t* out, uint8_t* out_
       __syncthreads();
     }
   }
-  seen = warp_amax(seen);
-  if (tid % 32 == 0) warp_seen[tid / 32] = seen;
-  __syncthreads();
-  if (tid < 32) {
-    float v = tid < 8 ? warp_seen[tid] : 0.0f;
-    v = warp_amax(v);
-    if (tid == 0 && v != 0.0f) atomicMax(reinterpret_cast<int*>(amax), __float_as_int(v));
-  }
+  raise_block_amax(seen, amax, tid);
 }
 
 // One warp a row: the row's max, its new scale, then the roll (Note [Delayed scaling]).
