@@ -33,8 +33,10 @@ metric_accuracy <- function() {
         shape_error("metric_accuracy: target must hold one 1-based class per sample (", shape[[1]],
                     "), got shape [", paste(target$shape, collapse = ", "), "]")
       }
-      hits <- torch_sum(torch_argmax(pred, dim = 2) == target$reshape(shape[[1]]))
-      correct <<- if (is.null(correct)) hits else correct + hits
+      if (is.null(correct)) {
+        correct <<- torch_zeros(integer(0), dtype = torch_long(), device = .Call(rc_meta, pred)[[3]])
+      }
+      .Call(rc_accuracy_update, correct, pred, target)  # correct += hits, in place
       count <<- count + shape[[1]]
       invisible(NULL)
     },

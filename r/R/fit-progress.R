@@ -25,8 +25,8 @@ fit_reporter <- function(verbose, bar, due = NULL, refresh = 0.25) {
       state$next_redraw <- state$started + getOption("cli.progress_show_after", 2)
       if (bar) state$id <- start_bar(epoch, epochs, total)
     },
-    # loss_sum: the running sum, or a function returning it (fit()'s, which folds the losses
-    # held so far; Note [One read-back per phase] in fit.R).
+    # loss_sum: the running sum (or a function returning it), read back only when the bar
+    # redraws (Note [One read-back per phase] in fit.R).
     batch = if (bar) function(i, samples, loss_sum, metrics) {
       if (!due()) return(invisible(NULL))
       if (is.function(loss_sum)) loss_sum <- loss_sum()

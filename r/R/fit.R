@@ -14,9 +14,8 @@
 # are therefore summed into tensors on the model's device as batches go, and read back with one
 # copy at the end of the training phase and one at the end of validation (read_back()); a
 # progress bar reads the running sums only when it redraws. Sample counts come from shapes,
-# which are on the host. The training losses wait, detached, in a list and are folded into the
-# sum kLossChunk at a time (fold_losses()): one stack and one weighted sum per chunk
-# instead of a device op, a tensor and a handle for R per batch.
+# which are on the host. Each batch's loss goes into its float64 sum in place, outside the
+# autograd graph (rc_fit_add_loss): one launch, and no tensor or handle for R.
 
 #' @export
 fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL,
@@ -126,10 +125,7 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   batch_hooks <- length(hooks$on_batch_begin) || length(hooks$on_batch_end)
   report <- reporter$batch
   metrics <- lapply(ctx$metrics, metric_instance)
-  loss_sum <- zero_sum(device)
-  held <- vector("list", kLossChunk)  # Note [One read-back per phase]
-  sizes <- numeric(kLossChunk)
-  k <- 0L
+  loss_sum <- zero_sum(device)  # Note [One read-back per phase]
   samples <- 0
   model$train()
   next_batch <- batch_iterator(dl, "train_dl")
@@ -155,17 +151,11 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
     optimizer$step()
     n <- b[[3L]]
     samples <- samples + n
-    k <- k + 1L
-    held[[k]] <- .Call(rc_detach, loss)
-    sizes[[k]] <- n
-    if (k == kLossChunk) {
-      loss_sum <- fold_losses(loss_sum, held, sizes, k, device)
-      k <- 0L
-    }
+    .Call(rc_fit_add_loss, loss_sum, loss, n)
     if (length(metrics)) update_metrics(metrics, pred, y)
     step <- step + 1L
     if (!is.null(report)) {
-      report(i, samples, function() fold_losses(loss_sum, held, sizes, k, device), metrics)
+      report(i, samples, loss_sum, metrics)
     }
     if (batch_hooks) {
       ctx$step <- step
@@ -180,7 +170,6 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   ctx$step <- step
   if (i == 0L) value_error("fit: train_dl gave no batches in epoch ", ctx$epoch)
   if (batch_hooks) ctx$x <- ctx$y <- ctx$pred <- ctx$loss <- NULL
-  loss_sum <- fold_losses(loss_sum, held, sizes, k, device)
   list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,
        batches = i)
 }
@@ -204,7 +193,7 @@ valid_phase <- function(ctx, dl, batch_to) {
     loss <- loss_fn(pred, b[[2L]])
     n <- b[[3L]]
     samples <- samples + n
-    loss_sum <- .Call(rc_add_alpha, loss_sum, loss, n, FALSE)
+    .Call(rc_fit_add_loss, loss_sum, loss, n)
     if (length(metrics)) update_metrics(metrics, pred, b[[2L]])
   })
   if (i == 0L) value_error("fit: valid_dl gave no batches in epoch ", ctx$epoch)
@@ -214,23 +203,6 @@ valid_phase <- function(ctx, dl, batch_to) {
 
 # A float64 0-d zero on the device: the running sum of loss * batch size.
 zero_sum <- function(device) torch_zeros(integer(0), dtype = torch_float64(), device = device)
-
-kLossChunk <- 64L
-
-# Note [One read-back per phase]: loss_sum plus the first k held losses times their batch sizes,
-# one stack and one weighted sum on the device (a loop over them where their dtypes differ).
-fold_losses <- function(loss_sum, held, sizes, k, device) {
-  if (k == 0L) return(loss_sum)
-  kept <- held[seq_len(k)]
-  stacked <- tryCatch(torch_stack(lapply(kept, function(l) l$reshape(integer(0)))),
-                      rcuda_error = function(e) NULL)
-  if (is.null(stacked)) {
-    for (j in seq_len(k)) loss_sum <- .Call(rc_add_alpha, loss_sum, kept[[j]], sizes[[j]], FALSE)
-    return(loss_sum)
-  }
-  weights <- torch_tensor(sizes[seq_len(k)], dtype = torch_float64(), device = device)
-  loss_sum + torch_sum(stacked$to(dtype = torch_float64()) * weights)
-}
 
 # The loss mean over samples and each metric's compute(), still on the device.
 phase_values <- function(loss_sum, samples, metrics) {

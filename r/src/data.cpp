@@ -154,3 +154,32 @@ extern "C" SEXP rc_fit_batch(SEXP batch, SEXP device) {
   return out;
   RCUDA_END
 }
+
+// fit()'s running training loss: sum += loss * n, in place on the loss's device and outside the
+// autograd graph (Note [One read-back per phase] in R/fit.R): one launch per batch, and neither
+// a new tensor nor a handle for R.
+extern "C" SEXP rc_fit_add_loss(SEXP sum, SEXP loss, SEXP n) {
+  RCUDA_BEGIN
+  const Tensor& l = unwrap(loss);
+  RCUDA_CHECK(l.numel() == 1, ValueError,
+              "fit: loss_fn must return one value per batch (a mean or a sum), got a tensor of "
+              "shape ",
+              shape_str(l.shape()));
+  NoGradGuard no_grad;
+  add_(unwrap(sum), reshape(l, {}), Scalar(Rf_asReal(n)));
+  return R_NilValue;
+  RCUDA_END
+}
+
+// metric_accuracy()'s update in place: correct (an int64 0-d tensor on pred's device) += the
+// samples whose largest score sits at their 1-based class. One call and no handle per batch,
+// where argmax, ==, reshape and sum from R cost a fit() on the GPU as much as its step.
+extern "C" SEXP rc_accuracy_update(SEXP correct, SEXP pred, SEXP target) {
+  RCUDA_BEGIN
+  NoGradGuard no_grad;
+  const Tensor& scores = unwrap(pred);
+  const Tensor predicted = add(argmax(scores, 1), Scalar(1));
+  add_(unwrap(correct), sum(eq(predicted, reshape(unwrap(target), {scores.size(0)}))));
+  return R_NilValue;
+  RCUDA_END
+}

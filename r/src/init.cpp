@@ -93,6 +93,8 @@ SEXP rc_grad_fn_name(SEXP node);
 SEXP rc_grad_fn_next(SEXP node);
 SEXP rc_detach(SEXP x);
 SEXP rc_fit_batch(SEXP batch, SEXP device);
+SEXP rc_accuracy_update(SEXP correct, SEXP pred, SEXP target);
+SEXP rc_fit_add_loss(SEXP sum, SEXP loss, SEXP n);
 SEXP rc_detach_(SEXP x);
 SEXP rc_retain_grad(SEXP x);
 SEXP rc_retains_grad(SEXP x);
@@ -262,6 +264,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_grad_fn_next", (DL_FUNC)&rc_grad_fn_next, 1},
     {"rc_detach", (DL_FUNC)&rc_detach, 1},
     {"rc_fit_batch", (DL_FUNC)&rc_fit_batch, 2},
+    {"rc_accuracy_update", (DL_FUNC)&rc_accuracy_update, 3},
+    {"rc_fit_add_loss", (DL_FUNC)&rc_fit_add_loss, 3},
     {"rc_detach_", (DL_FUNC)&rc_detach_, 1},
     {"rc_retain_grad", (DL_FUNC)&rc_retain_grad, 1},
     {"rc_retains_grad", (DL_FUNC)&rc_retains_grad, 1},

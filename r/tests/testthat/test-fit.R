@@ -162,6 +162,9 @@ test_that("fit refuses bad arguments and batches, naming them", {
                "two metrics are named 'mae'")
   expect_error(quiet_fit(m, train, nnf_mse_loss, opt, callbacks = list(function(ctx) 1)),
                "callbacks must be a list of callbacks")
+  per_sample <- function(input, target) nnf_mse_loss(input, target, reduction = "none")
+  expect_error(quiet_fit(m, train, per_sample, opt),
+               "only for one-element outputs; output 0 has shape \\[4, 1\\]")
 })
 
 test_that("losses and metrics are read back once per phase, not per batch", {
