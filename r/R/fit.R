@@ -195,6 +195,9 @@ valid_phase <- function(ctx, dl, batch_to) {
     samples <- samples + n
     .Call(rc_fit_add_loss, loss_sum, loss, n)
     if (length(metrics)) update_metrics(metrics, pred, b[[2L]])
+    # The previous batch's activations, unreferenced now, go back to the pool (an optimizer's
+    # step does this in training).
+    .Call(rc_release_point)
   })
   if (i == 0L) value_error("fit: valid_dl gave no batches in epoch ", ctx$epoch)
   list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,

@@ -183,3 +183,13 @@ extern "C" SEXP rc_accuracy_update(SEXP correct, SEXP pred, SEXP target) {
   return R_NilValue;
   RCUDA_END
 }
+
+// The end of one of fit()'s evaluation batches: like an optimizer's step boundary, it releases
+// the batch's activations that nothing references any more (Note [Unreferenced tensors are
+// released at step boundaries]), which would otherwise wait for a collection.
+extern "C" SEXP rc_release_point() {
+  RCUDA_BEGIN
+  gc_safe_point(kReleaseOnly);
+  return R_NilValue;
+  RCUDA_END
+}

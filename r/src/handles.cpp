@@ -179,6 +179,9 @@ struct Pressure {
   double scale = 1;             // the time rule's factor on the live fraction
   int64_t live_after_full = 0;  // allocated just after the last full collection
   std::chrono::steady_clock::time_point last_end = std::chrono::steady_clock::now();
+  // The last full collection's end and duration (the time rule for full collections).
+  std::chrono::steady_clock::time_point last_full_end = std::chrono::steady_clock::now();
+  double last_full_seconds = 0;
   // Counters for rc_gc_state (benchmarks and tests).
   double young = 0, full = 0, at_safe_point = 0, seconds = 0, released = 0;
   Device device;  // the last one that counted bytes here (the index of a CUDA device)
@@ -257,15 +260,26 @@ void collect_young(Device device, bool safe_point) {
   p.at_safe_point += safe_point;
   // Tensors still referenced at a minor collection move to R's older generations, where later
   // minor collections do not look: when what stays allocated has grown past what the last full
-  // collection left by more than the garbage allowed, a full one runs.
+  // collection left by more than the garbage allowed, a full one runs. What stays allocated
+  // includes what the running code still references (a collection in the middle of a forward
+  // pass over a batch of 1,000 images finds hundreds of megabytes of activations alive), which
+  // no full collection frees: full ones take at most rcuda.gc_time_fraction of the time since
+  // the last, so that a loop without step boundaries (an evaluation loop) does not run one
+  // after every minor collection.
   const int64_t after = allocated_bytes(device);
   const double allowed = std::max(live_fraction, max_live_fraction) *
                              static_cast<double>(p.live_after_full + p.step_bytes) +
                          static_cast<double>(p.threshold);
-  if (static_cast<double>(after - p.live_after_full) > allowed) {
+  const double since_full =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - p.last_full_end).count();
+  if (static_cast<double>(after - p.live_after_full) > allowed &&
+      p.last_full_seconds <= time_fraction * since_full) {
+    const auto full_start = std::chrono::steady_clock::now();
     R_gc();
     p.full += 1;
     p.live_after_full = allocated_bytes(device);
+    p.last_full_end = std::chrono::steady_clock::now();
+    p.last_full_seconds = std::chrono::duration<double>(p.last_full_end - full_start).count();
   }
   in_gc = false;
   const auto end = std::chrono::steady_clock::now();
@@ -365,7 +379,7 @@ void release_unreferenced_handles() {
 void gc_safe_point(int kind) {
   if (std::this_thread::get_id() != main_thread) return;
   if (release_unreferenced) release_unreferenced_handles();
-  if (!safe_points) return;
+  if (!safe_points || kind == kReleaseOnly) return;
   safe_points_seen = true;
   for (Pressure& p : pressure) {
     int64_t& at = p.counted_at[kind];

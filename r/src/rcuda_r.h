@@ -49,7 +49,10 @@ const Tensor& unwrap(SEXP x);
 bool is_tensor(SEXP x);
 bool is_undefined(SEXP x);
 // Note [GC pressure] 3 (handles.cpp): a step boundary, where a collection that is due runs; the
-// optimizer's zero_grad() (kind 0) and step() (kind 1) call it before their work.
+// optimizer's zero_grad() (kind 0) and step() (kind 1) call it before their work. Both release
+// the handles no R object references (Note [Unreferenced tensors are released at step
+// boundaries]); kReleaseOnly does only that (fit()'s evaluation batches).
+constexpr int kReleaseOnly = 2;
 void gc_safe_point(int kind);
 // NULL or an undefined tensor as Tensor() (an optional argument: bias = NULL), else unwrap(x).
 Tensor optional_tensor(SEXP x);

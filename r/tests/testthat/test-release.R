@@ -119,3 +119,25 @@ test_that("a temporary operand beside a call that steps the optimizer is an erro
   # The session goes on.
   expect_equal(as_array((torch_ones(3) + 1)$sum()), 6)
 })
+
+test_that("fit()'s evaluation batches release their activations as they go", {
+  loop <- small_training_loop()
+  train <- list(list(x = torch_randn(128, 256), y = torch_randint(1, 11, 128, dtype = torch_long())))
+  valid <- lapply(1:10, function(i) {
+    list(x = torch_randn(1000, 256), y = torch_randint(1, 11, 1000, dtype = torch_long()))
+  })
+  fit(loop$model, train, nnf_cross_entropy, loop$opt, valid_dl = valid, verbose = FALSE)
+  gc()
+  live <- allocated()
+  no_collections()
+  on.exit(restore_options())
+  .Call(rcuda:::rc_gc_reset_cpu_peak)
+  before <- .Call(rcuda:::rc_gc_state)
+  fit(loop$model, train, nnf_cross_entropy, loop$opt, valid_dl = valid, verbose = FALSE)
+  after <- .Call(rcuda:::rc_gc_state)
+  expect_equal(after$cpu_young_collections, before$cpu_young_collections)
+  # A batch's activations are 4 x 1000 x 512 floats (8 MB); the ten batches' 80 MB would stay
+  # allocated without the release.
+  expect_lt(after$cpu_peak_bytes - live, 20e6)
+  expect_lt(allocated() - live, 10e6)
+})
