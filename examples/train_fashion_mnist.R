@@ -10,7 +10,7 @@
 #   RCUDA_FASHION_MNIST   the folder with the idx files (default: Debian's dataset-fashion-mnist,
 #                         /usr/share/datasets/fashion-mnist)
 #   RCUDA_TRAIN_SAMPLES   how many training images to use (default: all on a GPU, 12,000 on a CPU)
-#   RCUDA_EPOCHS          epochs (default: 8 on a GPU, 3 on a CPU)
+#   RCUDA_EPOCHS          epochs (default: 15 on a GPU, 3 on a CPU)
 #   RCUDA_OUT             where the PNG and the model go (default: ./fashion-mnist-output)
 library(rcuda)
 
@@ -21,7 +21,7 @@ env <- function(name, default) {
 device <- env("RCUDA_DEVICE", if (cuda_is_available()) "cuda" else "cpu")
 on_gpu <- device != "cpu"
 root <- env("RCUDA_FASHION_MNIST", "/usr/share/datasets/fashion-mnist")
-epochs <- as.integer(env("RCUDA_EPOCHS", if (on_gpu) "8" else "3"))
+epochs <- as.integer(env("RCUDA_EPOCHS", if (on_gpu) "15" else "3"))
 out_dir <- env("RCUDA_OUT", "fashion-mnist-output")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 torch_manual_seed(1)
