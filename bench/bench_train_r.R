@@ -2,9 +2,11 @@
 # step) from R with torch for R's API, beside bench_train (C++) and bench/torch_train_mlp.py
 # (PyTorch), on the same initial weights and batches. Prints `name: value` lines: the step time
 # (chunks of 50 steps after 10 warm-up steps, the device synchronised at the end of each chunk,
-# the median of 7 chunks), the loss curve against PyTorch's, the peak allocated GPU memory of
+# the median of 7 chunks; --steps and --chunks change both: R's clock counts milliseconds, so
+# longer chunks read the step more finely), the loss curve against PyTorch's, the peak allocated GPU memory of
 # the loop, and whether allocated memory stays flat over many steps.
-#   Rscript bench/bench_train_r.R DIR [--device cuda|cpu] [--flat-steps 10000] [--gc NAME=VALUE,...]
+#   Rscript bench/bench_train_r.R DIR [--device cuda|cpu] [--flat-steps 10000] [--steps 50]
+#       [--chunks 7] [--gc NAME=VALUE,...]
 # --gc NAME=VALUE,...: rcuda.gc_* options (r/README.md) set before the package loads, as
 # `--gc max_live_fraction=0.4,safe_points=FALSE`.
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
@@ -20,6 +22,8 @@ opt <- function(name, default) {
 }
 device <- opt("--device", "cuda")
 flat_steps <- as.integer(opt("--flat-steps", "10000"))
+steps <- as.integer(opt("--steps", "50"))
+chunks <- as.integer(opt("--chunks", "7"))
 log <- function(name, value) cat(sprintf("%s: %.6g\n", name, value))
 
 read_bin <- function(name, dims, what = "double", size = 4) {
@@ -77,13 +81,13 @@ if (device == "cuda") {
   cuda_reset_peak_memory_stats()
   base <- cuda_memory_stats()[["allocated_bytes.all.current"]]
 }
-chunks <- vapply(1:7, function(c) {
+times <- vapply(seq_len(chunks), function(c) {
   t0 <- proc.time()[["elapsed"]]
-  for (i in 1:50) step(x, y)
+  for (i in seq_len(steps)) step(x, y)
   sync()
-  (proc.time()[["elapsed"]] - t0) / 50 * 1e6
+  (proc.time()[["elapsed"]] - t0) / steps * 1e6
 }, numeric(1))
-log(paste0("r_mlp_b256_adam_", device, "_step_us"), median(chunks))
+log(paste0("r_mlp_b256_adam_", device, "_step_us"), median(times))
 
 if (device == "cuda") {
   # Peak during the timed steps above what the model, its optimizer state and the data held.
