@@ -54,10 +54,10 @@ DType promote_types(DType a, DType b);
 // Note [Default floating dtype]
 // The dtype of floating results that no operand decides, as torch.get_default_dtype(): tensors
 // created without a dtype (zeros, randn, arange over floating numbers), a Python-style float
-// with integral tensors, true division and mean of integers. float32 until changed; only
-// float32 and float64 are accepted (set_default_float_dtype throws DTypeError otherwise). One
-// process-wide value, as torch's: set it before work starts, not while other threads create
-// tensors.
+// with integral tensors, true division and floating functions (sqrt, logsumexp) of integers.
+// float32 until changed; only float32 and float64 are accepted (set_default_float_dtype throws
+// DTypeError otherwise). One process-wide value, as torch's: set it before work starts, not
+// while other threads create tensors.
 DType default_float_dtype();
 void set_default_float_dtype(DType dtype);
 
