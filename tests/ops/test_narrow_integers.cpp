@@ -162,6 +162,11 @@ TEST(NarrowIntegers, UnaryOpsKeepTheDtypeAndWrap) {
   const Tensor p = pow(tensor_of({2, 3, -2}, {3}, DType::Int16), 15);
   EXPECT_EQ(to_doubles(p),
             (std::vector<double>{wrap_to<int16_t>(32768), wrap_to<int16_t>(14348907), -32768}));
+  // Exponents past the dtype's range are powers all the same (3^200 mod 2^8, 3^130 mod 2^16).
+  EXPECT_EQ(to_doubles(pow(tensor_of({2, 3, -1}, {3}, DType::Int8), 200)),
+            (std::vector<double>{0, -95, 1}));
+  EXPECT_EQ(to_doubles(pow(tensor_of({3}, {1}, DType::Int16), 130)), (std::vector<double>{18953}));
+  EXPECT_EQ(to_doubles(pow(tensor_of({3}, {1}, DType::UInt8), 300)), (std::vector<double>{113}));
   // clamp keeps integral dtypes with integral bounds.
   const Tensor c = clamp(x, Scalar(int64_t{-5}), Scalar(int64_t{100}));
   EXPECT_EQ(c.dtype(), DType::Int8);
