@@ -1,5 +1,6 @@
 # Creating tensors, with torch for R's argument names: sizes as `...` (or one vector),
-# dtype = NULL for the default (float32; int64 for integer data), device = NULL for the CPU.
+# dtype = NULL for the default (torch_get_default_dtype(), float32 unless changed; int64 for
+# integer data), device = NULL for the CPU.
 # requires_grad = TRUE makes the new tensor a leaf that requires grad (floating dtypes only).
 
 # torch for R's resolve_size: torch_zeros(2, 3), torch_zeros(c(2, 3)), torch_zeros(size = c(2, 3)),
@@ -111,7 +112,8 @@ torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, devic
 torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
   if (step == 0) value_error("torch_arange: step must be nonzero")
   all_integer <- is.integer(start) && is.integer(end) && step == round(step)
-  eps <- if (!is.null(dtype) && dtype_name(dtype) == "float64") .Machine$double.eps else 1.1920929e-07
+  float_dtype <- if (is.null(dtype)) torch_get_default_dtype()$name else dtype_name(dtype)
+  eps <- if (float_dtype == "float64") .Machine$double.eps else 1.1920929e-07
   end <- if (all_integer || (!is.null(dtype) && !is_floating_dtype(dtype_name(dtype)))) {
     # Whole-number ends: one past the last value is exact and keeps integer dtypes.
     end + sign(step) * if (is.integer(end)) 1L else 1

@@ -16,6 +16,8 @@ finfo_table <- list(
 # numbers too).
 iinfo_table <- list(
   uint8 = list(bits = 8, max = 255, min = 0),
+  int8 = list(bits = 8, max = 127, min = -128),
+  int16 = list(bits = 16, max = 32767, min = -32768),
   int32 = list(bits = 32, max = 2^31 - 1, min = -2^31),
   int64 = list(bits = 64, max = 2^63 - 1, min = -2^63)
 )
@@ -40,8 +42,8 @@ torch_iinfo <- function(dtype) {
   name <- if (is_dtype(dtype)) dtype_name(dtype) else ""
   info <- iinfo_table[[name]]
   if (is.null(info)) {
-    value_error("torch_iinfo: dtype must be an integer dtype (torch_uint8(), torch_int32() or ",
-                "torch_int64()), got ", describe(dtype))
+    value_error("torch_iinfo: dtype must be an integer dtype (torch_uint8(), torch_int8(), ",
+                "torch_int16(), torch_int32() or torch_int64()), got ", describe(dtype))
   }
   info$dtype <- name
   structure(info, class = "torch_iinfo")

@@ -6,7 +6,7 @@ new_dtype <- function(name) structure(list(name = name), class = "rcuda_dtype")
 # The engine's names and the names torch prints (torch_Float, CPUFloatType, str's "Float").
 dtype_labels <- c(
   float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
-  int32 = "Int", int64 = "Long", uint8 = "Byte", bool = "Bool"
+  int32 = "Int", int64 = "Long", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool"
 )
 
 #' @export
@@ -32,11 +32,38 @@ torch_int64 <- function() new_dtype("int64")
 #' @export
 torch_long <- torch_int64
 #' @export
+torch_int16 <- function() new_dtype("int16")
+#' @export
+torch_short <- torch_int16
+#' @export
+torch_int8 <- function() new_dtype("int8")
+#' @export
 torch_uint8 <- function() new_dtype("uint8")
 #' @export
 torch_bool <- function() new_dtype("bool")
 
 is_dtype <- function(x) inherits(x, "rcuda_dtype")
+
+# The default floating dtype lives in the engine (Note [Default floating dtype] in
+# rcuda/core/dtype.h), the one place every creation without a dtype reads it from: R doubles
+# in torch_tensor(), torch_zeros(), torch_randn(), torch_arange() over doubles, ..., and the
+# floating results of integer tensors (x / y, x + 0.5).
+#' @export
+torch_get_default_dtype <- function() new_dtype(.Call(rc_get_default_dtype))
+
+#' @export
+torch_set_default_dtype <- function(d) {
+  if (!is_dtype(d) || !(d$name %in% c("float32", "float64"))) {
+    dtype_error("torch_set_default_dtype: only floating-point types are supported as the default ",
+                "type (torch_float32() or torch_float64()), got ", describe_dtype(d))
+  }
+  .Call(rc_set_default_dtype, d$name)
+  invisible(NULL)
+}
+
+describe_dtype <- function(d) {
+  if (is_dtype(d)) paste0("torch_", as.character(d)) else deparse(d, nlines = 1)[1]
+}
 
 # The engine name for a dtype argument (NULL stays NULL): what .Call receives.
 dtype_name <- function(dtype) {

@@ -102,7 +102,8 @@ torch_xlogy <- function(self, other) {
   # A number takes self's floating dtype (a float64 self stays float64), as a scalar in torch;
   # longer R vectors become tensors as torch_tensor() makes them.
   if (!is_torch_tensor(other) && length(other) == 1 && !is.array(other)) {
-    other <- torch_full_like(self, other, dtype = if (is_float_tensor(self)) NULL else torch_float())
+    other <- torch_full_like(self, other,
+                             dtype = if (is_float_tensor(self)) NULL else torch_get_default_dtype())
   }
   other <- as_tensor_arg(other)
   product <- self * torch_log(other)

@@ -106,7 +106,7 @@ torch_logspace <- function(start, end, steps = 100, base = 10, dtype = NULL, dev
   }
   exponents <- torch_linspace(start, end, steps, dtype = torch_float64(), device = device)
   out <- torch_full_like(exponents, base)$pow(exponents)
-  out <- out$to(dtype = if (is.null(dtype)) torch_float32() else dtype)
+  out <- out$to(dtype = if (is.null(dtype)) torch_get_default_dtype() else dtype)
   if (isTRUE(requires_grad)) out$requires_grad_(TRUE)
   out
 }

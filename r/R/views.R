@@ -92,8 +92,8 @@ m$size <- function(self, dim) {
 m$dim <- function(self) length(.Call(rc_shape, self))
 m$numel <- function(self) .Call(rc_numel, self)
 m$element_size <- function(self) {
-  c(float32 = 4L, float64 = 8L, float16 = 2L, bfloat16 = 2L, int32 = 4L, int64 = 8L, uint8 = 1L,
-    bool = 1L)[[.Call(rc_meta, self)[[2]]]]
+  c(float32 = 4L, float64 = 8L, float16 = 2L, bfloat16 = 2L, int64 = 8L, int32 = 4L, int16 = 2L,
+    int8 = 1L, uint8 = 1L, bool = 1L, float8_e4m3fn = 1L, float8_e5m2 = 1L)[[.Call(rc_meta, self)[[2]]]]
 }
 m$item <- function(self) .Call(rc_item, self)
 
@@ -136,6 +136,8 @@ m$float <- function(self) .Call(rc_to, self, "float32", NULL)
 m$double <- function(self) .Call(rc_to, self, "float64", NULL)
 m$long <- function(self) .Call(rc_to, self, "int64", NULL)
 m$int <- function(self) .Call(rc_to, self, "int32", NULL)
+m$short <- function(self) .Call(rc_to, self, "int16", NULL)
+m$char <- function(self) .Call(rc_to, self, "int8", NULL)  # torch's name for int8
 m$bool <- function(self) .Call(rc_to, self, "bool", NULL)
 rm(m)
 

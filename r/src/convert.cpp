@@ -59,14 +59,15 @@ using namespace rcuda::r;
 
 namespace rcuda::r {
 
-// torch_tensor(data, dtype, device): doubles default to float32, integers to int64, logicals
-// to bool, as torch for R. NA becomes NaN in floating dtypes and is an error elsewhere.
+// torch_tensor(data, dtype, device): doubles default to the default floating dtype (float32
+// unless torch_set_default_dtype() changed it), integers to int64, logicals to bool, as torch
+// for R. NA becomes NaN in floating dtypes and is an error elsewhere.
 Tensor from_r(SEXP data, std::optional<DType> dtype, Device device) {
   const int type = TYPEOF(data);
   RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP, DTypeError,
               "torch_tensor: cannot convert an R ", Rf_type2char(type),
               " (expected double, integer or logical)");
-  const DType target = dtype.value_or(type == REALSXP  ? DType::Float32
+  const DType target = dtype.value_or(type == REALSXP  ? default_float_dtype()
                                       : type == INTSXP ? DType::Int64
                                                        : DType::Bool);
   cpp11::sexp source = data;

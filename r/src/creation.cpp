@@ -1,14 +1,32 @@
-// Filled, random and range tensors. Sizes, dtypes and devices arrive resolved by creation.R.
+// Filled, random and range tensors. Sizes, dtypes and devices arrive resolved by creation.R; a
+// NULL dtype is the engine's default floating dtype (torch_set_default_dtype(), Note [Default
+// floating dtype] in rcuda/core/dtype.h) unless the function says otherwise.
 #include "rcuda_r.h"
 
 using namespace rcuda;
 using namespace rcuda::r;
 
 namespace {
-TensorOptions options(SEXP dtype, SEXP device, DType fallback = DType::Float32) {
-  return TensorOptions(dtype_arg(dtype).value_or(fallback), device_arg(device));
+TensorOptions options(SEXP dtype, SEXP device, std::optional<DType> fallback = std::nullopt) {
+  return TensorOptions(dtype_arg(dtype).value_or(fallback.value_or(default_float_dtype())),
+                       device_arg(device));
 }
 }  // namespace
+
+extern "C" SEXP rc_get_default_dtype() {
+  RCUDA_BEGIN
+  return Rf_mkString(dtype_name(default_float_dtype()));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_set_default_dtype(SEXP dtype) {
+  RCUDA_BEGIN
+  const std::optional<DType> d = dtype_arg(dtype);
+  RCUDA_CHECK(d.has_value(), DTypeError, "torch_set_default_dtype: a dtype is required");
+  set_default_float_dtype(*d);
+  return R_NilValue;
+  RCUDA_END
+}
 
 // kind: "empty", "zeros", "ones" or "full" (value used only by "full").
 extern "C" SEXP rc_full(SEXP kind, SEXP size, SEXP value, SEXP dtype, SEXP device) {
@@ -18,7 +36,7 @@ extern "C" SEXP rc_full(SEXP kind, SEXP size, SEXP value, SEXP dtype, SEXP devic
   if (k == "full") {
     const Scalar v = scalar_arg(value, "torch_full");
     // torch_full infers the dtype from the fill value when none is given.
-    const DType fallback = v.kind() == Scalar::Kind::Float ? DType::Float32 : v.natural_dtype();
+    const DType fallback = v.natural_dtype();
     return wrap(full(shape, v, options(dtype, device, fallback)));
   }
   const TensorOptions opts = options(dtype, device);

@@ -108,11 +108,39 @@ void print_matrix(std::ostream& out, const double* v, int64_t rows, int64_t cols
   }
 }
 
+// libtorch's ScalarType names, which torch for R prints: int8 is Char and int16 is Short.
+const char* scalar_type_name(DType dtype) {
+  switch (dtype) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+    case DType::Float8E4M3FN:
+      return "Float8_e4m3fn";
+    case DType::Float8E5M2:
+      return "Float8_e5m2";
+  }
+  return "Unknown";
+}
+
 std::string type_name(const Tensor& t) {
-  static const char* names[] = {"Bool",     "Byte",  "Int",    "Long",          "Half",
-                                "BFloat16", "Float", "Double", "Float8_e4m3fn", "Float8_e5m2"};
-  return std::string(t.device().is_cuda() ? "CUDA" : "CPU") + names[static_cast<int>(t.dtype())] +
-         "Type";
+  return std::string(t.device().is_cuda() ? "CUDA" : "CPU") + scalar_type_name(t.dtype()) + "Type";
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ RCUDA_HOST_DEVICE inline T wrapping_mul(T a, T b) {
                    " tensors (float8 is a storage type for scaled_mm): convert with to() first");
 }
 
-// Calls f(T{}) with T the C++ type of `dtype`, for the 8 computing dtypes (not float8).
+// Calls f(T{}) with T the C++ type of `dtype`, for the 10 computing dtypes (not float8).
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, F&& f) {
   switch (dtype) {
@@ -115,6 +115,10 @@ decltype(auto) dispatch_all(DType dtype, F&& f) {
       return f(bool{});
     case DType::UInt8:
       return f(uint8_t{});
+    case DType::Int8:
+      return f(int8_t{});
+    case DType::Int16:
+      return f(int16_t{});
     case DType::Int32:
       return f(int32_t{});
     case DType::Int64:

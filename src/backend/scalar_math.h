@@ -11,8 +11,9 @@
 
 namespace rcuda::backend {
 
-template <typename T>
-RCUDA_HOST_DEVICE inline T integer_pow(T base, T exponent) {
+// The exponent may be wider than T: a scalar exponent stays int64, since 200 is no int8.
+template <typename T, typename E = T>
+RCUDA_HOST_DEVICE inline T integer_pow(T base, E exponent) {
   if constexpr (std::is_signed_v<T>) {
     // As torch with a tensor exponent: 1/base^n truncates to 0 except for bases 1 and -1. (A
     // negative *scalar* exponent is refused by the op, as torch does.)

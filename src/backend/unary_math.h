@@ -342,7 +342,7 @@ RCUDA_HOST_DEVICE inline C unary_integral(UnaryOp op, C x, const UnaryArgs& a) {
       if constexpr (std::is_same_v<C, bool>)
         return x;
       else
-        return integer_pow<C>(x, static_cast<C>(a.exponent));
+        return integer_pow<C, int64_t>(x, static_cast<int64_t>(a.exponent));
     case UnaryOp::LogicalNot:
       return static_cast<C>(x == C(0));
     default:

@@ -1,5 +1,7 @@
 #include "rcuda/core/dtype.h"
 
+#include <atomic>
+
 #include "rcuda/core/error.h"
 
 namespace rcuda {
@@ -8,9 +10,11 @@ size_t element_size(DType dtype) {
   switch (dtype) {
     case DType::Bool:
     case DType::UInt8:
+    case DType::Int8:
     case DType::Float8E4M3FN:
     case DType::Float8E5M2:
       return 1;
+    case DType::Int16:
     case DType::Float16:
     case DType::BFloat16:
       return 2;
@@ -30,6 +34,10 @@ const char* dtype_name(DType dtype) {
       return "bool";
     case DType::UInt8:
       return "uint8";
+    case DType::Int8:
+      return "int8";
+    case DType::Int16:
+      return "int16";
     case DType::Int32:
       return "int32";
     case DType::Int64:
@@ -57,6 +65,9 @@ DType dtype_from_name(const std::string& name) {
   };
   static const Alias aliases[] = {{"bool", DType::Bool},
                                   {"uint8", DType::UInt8},
+                                  {"int8", DType::Int8},
+                                  {"int16", DType::Int16},
+                                  {"short", DType::Int16},
                                   {"int32", DType::Int32},
                                   {"int", DType::Int32},
                                   {"int64", DType::Int64},
@@ -73,8 +84,8 @@ DType dtype_from_name(const std::string& name) {
   for (const Alias& a : aliases)
     if (name == a.name) return a.dtype;
   throw DTypeError("dtype: unknown dtype name '" + name +
-                   "' (expected one of bool, uint8, int32, int64, float16, bfloat16, float32, "
-                   "float64, float8_e4m3fn, float8_e5m2)");
+                   "' (expected one of bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
+                   "float32, float64, float8_e4m3fn, float8_e5m2)");
 }
 
 DType promote_types(DType a, DType b) {
@@ -90,9 +101,26 @@ DType promote_types(DType a, DType b) {
     if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
     return element_size(a) >= element_size(b) ? a : b;
   }
-  // Integers: uint8 < int32 < int64 (uint8 with a signed type is the signed type here, since
-  // rcuda has no int8/int16 whose mix with uint8 would need a wider type).
+  // Integers: uint8/int8 < int16 < int32 < int64. uint8 holds no negatives and int8 nothing
+  // past 127, so their mix needs int16; otherwise the wider type holds both.
+  const bool mixed_bytes =
+      (a == DType::UInt8 && b == DType::Int8) || (a == DType::Int8 && b == DType::UInt8);
+  if (mixed_bytes) return DType::Int16;
   return element_size(a) >= element_size(b) ? a : b;
+}
+
+namespace {
+std::atomic<DType> default_float{DType::Float32};
+}  // namespace
+
+DType default_float_dtype() { return default_float.load(std::memory_order_relaxed); }
+
+void set_default_float_dtype(DType dtype) {
+  RCUDA_CHECK(dtype == DType::Float32 || dtype == DType::Float64, DTypeError,
+              "set_default_dtype: only floating-point types are supported as the default type "
+              "(float32 or float64 here), got ",
+              dtype_name(dtype));
+  default_float.store(dtype, std::memory_order_relaxed);
 }
 
 }  // namespace rcuda

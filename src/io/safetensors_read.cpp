@@ -162,7 +162,7 @@ void widen(const uint8_t* in, To* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     From v;
     std::memcpy(&v, in + i * sizeof(From), sizeof(From));
-    out[i] = static_cast<To>(v);  // NOLINT(bugprone-signed-char-misuse): int8 is a number here
+    out[i] = static_cast<To>(v);
   }
 }
 
@@ -176,8 +176,6 @@ Tensor read_tensor(InputFile& file, const Entry& e) {
     std::vector<uint8_t> raw(e.end - e.begin);
     file.read(raw.data(), raw.size(), what);
     const std::string code = e.dtype->code;
-    if (code == "I8") widen<int8_t>(raw.data(), t.data<int32_t>(), n);
-    if (code == "I16") widen<int16_t>(raw.data(), t.data<int32_t>(), n);
     if (code == "U16") widen<uint16_t>(raw.data(), t.data<int32_t>(), n);
     if (code == "U32") widen<uint32_t>(raw.data(), t.data<int64_t>(), n);
   }

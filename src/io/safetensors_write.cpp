@@ -24,13 +24,13 @@ const FileDType* find_file_dtype(const std::string& code) {
       {"BF16", DType::BFloat16, 2, true},
       {"I64", DType::Int64, 8, true},
       {"I32", DType::Int32, 4, true},
+      {"I16", DType::Int16, 2, true},
+      {"I8", DType::Int8, 1, true},
       {"U8", DType::UInt8, 1, false},
       {"BOOL", DType::Bool, 1, false},
       {"F8_E4M3", DType::Float8E4M3FN, 1, true},
       {"F8_E5M2", DType::Float8E5M2, 1, true},
       // Widened on reading (Note [Safetensors dtypes]).
-      {"I16", DType::Int32, 2, true},
-      {"I8", DType::Int32, 1, true},
       {"U16", DType::Int32, 2, false},
       {"U32", DType::Int64, 4, false},
   };
@@ -55,6 +55,10 @@ const char* safetensors_dtype_code(DType dtype) {
       return "I64";
     case DType::Int32:
       return "I32";
+    case DType::Int16:
+      return "I16";
+    case DType::Int8:
+      return "I8";
     case DType::UInt8:
       return "U8";
     case DType::Bool:

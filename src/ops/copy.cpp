@@ -84,6 +84,10 @@ Scalar item(const Tensor& t) {
       return Scalar(*host.data<bool>());
     case DType::UInt8:
       return Scalar(static_cast<int64_t>(*host.data<uint8_t>()));
+    case DType::Int8:
+      return Scalar(static_cast<int64_t>(*host.data<int8_t>()));
+    case DType::Int16:
+      return Scalar(static_cast<int64_t>(*host.data<int16_t>()));
     case DType::Int32:
       return Scalar(static_cast<int64_t>(*host.data<int32_t>()));
     case DType::Int64:

@@ -37,7 +37,7 @@ const Tensor& fill_(const Tensor& t, const Scalar& value) {
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               std::optional<DType> dtype, Device device) {
   const bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
-  const DType out_dtype = dtype.value_or(integral ? DType::Int64 : kDefaultFloat);
+  const DType out_dtype = dtype.value_or(integral ? DType::Int64 : default_float_dtype());
   const double s = start.to_double(), e = end.to_double(), d = step.to_double();
   RCUDA_CHECK(d != 0, ValueError, "arange: step must be nonzero");
   RCUDA_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange: start (", s, ") and end (",

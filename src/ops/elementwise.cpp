@@ -77,7 +77,7 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
   if (op == UnaryOp::Relu || op == UnaryOp::Abs)
     RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError, name, ": not supported for bool tensors");
   const DType out_dtype = op == UnaryOp::LogicalNot                    ? DType::Bool
-                          : floating_result && !is_floating(x.dtype()) ? kDefaultFloat
+                          : floating_result && !is_floating(x.dtype()) ? default_float_dtype()
                                                                        : x.dtype();
   const Tensor in = op == UnaryOp::LogicalNot ? x : cast(x, out_dtype);
   Tensor out = ops::empty_like_operands(x.shape(), out_dtype, x.device(), {x});
@@ -126,7 +126,7 @@ const BinaryInfo& binary_info(const char* name) {
 DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
   if (op == BinaryOp::Div || op == BinaryOp::Atan2 ||
       (op == BinaryOp::Pow && promoted == DType::Bool))
-    return is_floating(promoted) ? promoted : kDefaultFloat;
+    return is_floating(promoted) ? promoted : default_float_dtype();
   if (promoted == DType::Bool) {
     RCUDA_CHECK(op != BinaryOp::Sub, DTypeError,
                 "sub: subtraction of bool tensors is not supported (use logical_xor)");
@@ -247,6 +247,10 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   args.has_max = max.has_value();
   args.min = min ? min->to_double() : 0.0;
   args.max = max ? max->to_double() : 0.0;
+  if (!is_floating(dtype)) {
+    args.min = clip_to_integer_range(args.min, dtype);
+    args.max = clip_to_integer_range(args.max, dtype);
+  }
   return run_unary("clamp", UnaryOp::Clamp, false, cast(x, dtype), args);
 }
 

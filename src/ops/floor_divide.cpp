@@ -8,9 +8,11 @@
 //   rounding, so the quotient is within a rounding error of an integer; floor(a / b) instead
 //   can be one too high (1 // 0.1 is 9 in torch, Python and R; floor(1 / 0.1) is 10). Division
 //   by zero gives a / b (inf or NaN), as torch.
-// - integral: a - remainder(a, b) is an exact multiple of b; dividing it in float64 is exact
-//   while it stays below 2^53 in magnitude. A zero divisor is a ValueError, checked first (on
-//   a GPU that check waits for the divisor).
+// - integral: a - remainder(a, b) is an exact multiple of b, taken in int64 so that it cannot
+//   wrap in a narrower dtype (int8's -128 - 2 is no int8); dividing it in float64 is exact
+//   while it stays below 2^53 in magnitude, and the quotient wraps into the dtype as torch's
+//   does (int8 -128 // -1 is -128). A zero divisor is a ValueError, checked first (on a GPU
+//   that check waits for the divisor).
 #include "ops_util.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -35,7 +37,7 @@ Tensor floor_divide(const Tensor& a, const Tensor& b) {
   RCUDA_CHECK(!item(any(eq(b, Scalar(int64_t{0})))).to_bool(), ValueError,
               "floor_divide: integer division by zero (the divisor, of dtype ",
               dtype_name(b.dtype()), ", holds a 0)");
-  const Tensor multiple = sub(ops::cast(a, dtype), remainder(a, b));
+  const Tensor multiple = sub(ops::cast(a, DType::Int64), ops::cast(remainder(a, b), DType::Int64));
   return ops::cast(div(ops::cast(multiple, DType::Float64), ops::cast(b, DType::Float64)), dtype);
 }
 

@@ -69,11 +69,8 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
     RCUDA_CHECK(x.dtype() != DType::UInt8 || (args.min >= 0 && args.max >= 0), ValueError,
                 "hardtanh: cannot use negative bounds on a uint8 tensor (got min_val ", min_val,
                 ", max_val ", max_val, ")");
-    const double limit = x.dtype() == DType::UInt8   ? 255.0
-                         : x.dtype() == DType::Int32 ? 2147483647.0
-                                                     : 9.2e18;
-    args.min = std::fmax(-limit - 1, std::fmin(args.min, limit));
-    args.max = std::fmax(-limit - 1, std::fmin(args.max, limit));
+    args.min = clip_to_integer_range(args.min, x.dtype());
+    args.max = clip_to_integer_range(args.max, x.dtype());
   }
   return run_activation(UnaryOp::Hardtanh, x, args);
 }

@@ -1,5 +1,7 @@
 #include "ops_util.h"
 
+#include <cmath>
+
 #include "rcuda/ops/copy.h"
 #include "rcuda/tensor/memory_format.h"
 
@@ -61,6 +63,30 @@ void check_same_device(const char* op, std::initializer_list<Tensor> tensors) {
 void check_floating(const char* op, const char* arg, const Tensor& t) {
   RCUDA_CHECK(is_floating(t.dtype()), DTypeError, op, ": expected a floating dtype for ", arg,
               ", got ", dtype_name(t.dtype()), " (convert with to(float32))");
+}
+
+double clip_to_integer_range(double value, DType dtype) {
+  double low = -9.2e18, high = 9.2e18;  // int64: 2^63 - 1 is no double
+  switch (dtype) {
+    case DType::Bool:
+      low = 0, high = 1;
+      break;
+    case DType::UInt8:
+      low = 0, high = 255;
+      break;
+    case DType::Int8:
+      low = -128, high = 127;
+      break;
+    case DType::Int16:
+      low = -32768, high = 32767;
+      break;
+    case DType::Int32:
+      low = -2147483648.0, high = 2147483647.0;
+      break;
+    default:
+      break;
+  }
+  return std::fmax(low, std::fmin(value, high));
 }
 
 void check_not_float8(const char* op, const Tensor& t) {

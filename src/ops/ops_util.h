@@ -5,8 +5,9 @@
 // tensors, and plain numbers (Scalar). Within a group dtypes promote (promote_types). A lower
 // group changes the result only when its category is higher (bool < integral < floating):
 // int32 tensor + int64 0-dim tensor -> int32, int32 tensor + 2.5 -> float32, float16 tensor
-// + 2.5 -> float16, bool tensor + 1 -> int64. A floating number counts as float32 (the
-// default dtype), an integral one as int64.
+// + 2.5 -> float16, bool tensor + 1 -> int64. A floating number counts as the default floating
+// dtype (float32 unless changed: Note [Default floating dtype] in rcuda/core/dtype.h), an
+// integral one as int64.
 #pragma once
 
 #include <initializer_list>
@@ -46,5 +47,10 @@ Tensor empty_like_operands(const Shape& shape, DType dtype, Device device,
 
 // t converted to dtype (t itself when it already is).
 Tensor cast(const Tensor& t, DType dtype);
+
+// `value` clipped to the range of the integral dtype (for int64, to doubles just inside it). An
+// op's bound past the range bounds nothing there, and converting it unclipped to the element
+// type would be undefined behaviour (int8 clamp with max 1000 must not become max -24).
+double clip_to_integer_range(double value, DType dtype);
 
 }  // namespace rcuda::ops

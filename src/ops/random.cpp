@@ -132,6 +132,12 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
     case DType::UInt8:
       min = 0, max = 255;
       break;
+    case DType::Int8:
+      min = std::numeric_limits<int8_t>::min(), max = std::numeric_limits<int8_t>::max();
+      break;
+    case DType::Int16:
+      min = std::numeric_limits<int16_t>::min(), max = std::numeric_limits<int16_t>::max();
+      break;
     case DType::Int32:
       min = std::numeric_limits<int32_t>::min(), max = std::numeric_limits<int32_t>::max();
       break;

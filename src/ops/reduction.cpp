@@ -188,7 +188,7 @@ Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim) {
 Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim) {
   const std::vector<bool> reduced = reduced_dims("logsumexp", x, dims);
   // Integers give the default float dtype (as torch); half types compute in float32.
-  const DType result_dtype = is_floating(x.dtype()) ? x.dtype() : kDefaultFloat;
+  const DType result_dtype = is_floating(x.dtype()) ? x.dtype() : default_float_dtype();
   const DType work = is_reduced_float(result_dtype) ? DType::Float32 : result_dtype;
   const Tensor in = ops::cast(x, work);
   Tensor shift = new_keepdim_output(in, reduced, work);

@@ -1,5 +1,6 @@
 // save_safetensors / load_safetensors: round trips of every dtype, empty and 0-d tensors, views,
 // the bytes on disk against the format read by hand, and the atomic replacement of files.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "io/io_test_util.h"
@@ -11,9 +12,10 @@ namespace {
 using io::load_safetensors;
 using io::save_safetensors;
 
-constexpr DType kAllDTypes[] = {
-    DType::Bool,     DType::UInt8,   DType::Int32,   DType::Int64,        DType::Float16,
-    DType::BFloat16, DType::Float32, DType::Float64, DType::Float8E4M3FN, DType::Float8E5M2};
+constexpr DType kAllDTypes[] = {DType::Bool,    DType::UInt8,        DType::Int8,
+                                DType::Int16,   DType::Int32,        DType::Int64,
+                                DType::Float16, DType::BFloat16,     DType::Float32,
+                                DType::Float64, DType::Float8E4M3FN, DType::Float8E5M2};
 
 // The bytes of t's elements in row-major order, read through its strides by hand.
 std::string element_bytes(const Tensor& t) {
@@ -125,16 +127,24 @@ TEST_F(SafetensorsTest, FileIsTheFormatByteForByte) {
 }
 
 TEST_F(SafetensorsTest, DTypeCodesAreTheFormats) {
-  const std::pair<DType, const char*> codes[] = {
-      {DType::Float64, "F64"},       {DType::Float32, "F32"}, {DType::Float16, "F16"},
-      {DType::BFloat16, "BF16"},     {DType::Int64, "I64"},   {DType::Int32, "I32"},
-      {DType::UInt8, "U8"},          {DType::Bool, "BOOL"},   {DType::Float8E4M3FN, "F8_E4M3"},
-      {DType::Float8E5M2, "F8_E5M2"}};
+  const std::pair<DType, const char*> codes[] = {{DType::Float64, "F64"},
+                                                 {DType::Float32, "F32"},
+                                                 {DType::Float16, "F16"},
+                                                 {DType::BFloat16, "BF16"},
+                                                 {DType::Int64, "I64"},
+                                                 {DType::Int32, "I32"},
+                                                 {DType::Int16, "I16"},
+                                                 {DType::Int8, "I8"},
+                                                 {DType::UInt8, "U8"},
+                                                 {DType::Bool, "BOOL"},
+                                                 {DType::Float8E4M3FN, "F8_E4M3"},
+                                                 {DType::Float8E5M2, "F8_E5M2"}};
   for (const auto& [dtype, code] : codes) EXPECT_STREQ(io::safetensors_dtype_code(dtype), code);
 }
 
-// Note [Safetensors dtypes]: integer codes without an rcuda dtype are widened, every value kept.
-TEST_F(SafetensorsTest, NarrowIntegerCodesAreWidened) {
+// Note [Safetensors dtypes]: I8 and I16 are read as int8 and int16; the unsigned codes without
+// an rcuda dtype are widened, every value kept.
+TEST_F(SafetensorsTest, NarrowIntegerCodes) {
   std::string data;
   const int8_t i8[] = {-128, 127, -1};
   const int16_t i16[] = {-32768, 32767, -2};
@@ -153,10 +163,33 @@ TEST_F(SafetensorsTest, NarrowIntegerCodesAreWidened) {
   ASSERT_EQ(back.tensors.size(), 4u);
   const std::vector<std::vector<double>> expected = {
       {-128, 127, -1}, {-32768, 32767, -2}, {0, 65535, 40000}, {0, 4294967295.0, 3000000000.0}};
-  const DType widened[] = {DType::Int32, DType::Int32, DType::Int32, DType::Int64};
+  const DType dtypes[] = {DType::Int8, DType::Int16, DType::Int32, DType::Int64};
   for (size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(back.tensors[i].second.dtype(), widened[i]) << back.tensors[i].first;
+    EXPECT_EQ(back.tensors[i].second.dtype(), dtypes[i]) << back.tensors[i].first;
     EXPECT_EQ(to_doubles(back.tensors[i].second), expected[i]) << back.tensors[i].first;
+  }
+}
+
+// int8 and int16 tensors are saved as I8 and I16, byte for byte, and come back unchanged.
+TEST_F(SafetensorsTest, Int8AndInt16RoundTrip) {
+  const Tensor i8 = tensor_of({-128, 127, -1, 0, 5, -77}, {2, 3}, DType::Int8);
+  const Tensor i16 = tensor_of({-32768, 32767, -2, 0, 1000, -300}, {3, 2}, DType::Int16);
+  const std::string path = file("int8_int16.safetensors");
+  io::save_safetensors(path, {{"i8", i8}, {"i16", i16}, {"i16_t", i16.t()}});
+  const std::string bytes = read_bytes(path);
+  EXPECT_NE(bytes.find(R"("dtype":"I8")"), std::string::npos);
+  EXPECT_NE(bytes.find(R"("dtype":"I16")"), std::string::npos);
+  const io::SafetensorsContents back = load_safetensors(path);
+  ASSERT_EQ(back.tensors.size(), 3u);
+  for (const auto& [name, original] :
+       std::vector<std::pair<std::string, Tensor>>{{"i8", i8}, {"i16", i16}, {"i16_t", i16.t()}}) {
+    SCOPED_TRACE(name);
+    const auto it = std::find_if(back.tensors.begin(), back.tensors.end(),
+                                 [&](const auto& entry) { return entry.first == name; });
+    ASSERT_NE(it, back.tensors.end());
+    EXPECT_EQ(it->second.dtype(), original.dtype());
+    EXPECT_EQ(it->second.shape(), original.shape());
+    EXPECT_EQ(to_doubles(it->second), to_doubles(original));
   }
 }
 

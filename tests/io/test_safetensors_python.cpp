@@ -21,7 +21,9 @@ DType rcuda_dtype_of(const std::string& code) {
   if (code == "F16") return DType::Float16;
   if (code == "BF16") return DType::BFloat16;
   if (code == "I64" || code == "U32") return DType::Int64;
-  if (code == "I32" || code == "I16" || code == "I8" || code == "U16") return DType::Int32;
+  if (code == "I32" || code == "U16") return DType::Int32;
+  if (code == "I16") return DType::Int16;
+  if (code == "I8") return DType::Int8;
   if (code == "U8") return DType::UInt8;
   if (code == "BOOL") return DType::Bool;
   if (code == "F8_E4M3") return DType::Float8E4M3FN;
@@ -73,9 +75,9 @@ TEST_F(SafetensorsTest, PythonSafetensorsReadsOurFiles) {
   const std::string python = python_with_safetensors();
   if (python.empty()) GTEST_SKIP() << kNoPython;
   io::NamedTensors tensors;
-  for (DType dtype :
-       {DType::Bool, DType::UInt8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
-        DType::Float32, DType::Float64, DType::Float8E4M3FN, DType::Float8E5M2})
+  for (DType dtype : {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
+                      DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64,
+                      DType::Float8E4M3FN, DType::Float8E5M2})
     tensors.emplace_back(dtype_name(dtype), random_tensor({2, 3}, dtype));
   tensors.emplace_back("view", transposed_copy(random_tensor({4, 3}, DType::Float32)));
   tensors.emplace_back("empty", random_tensor({0, 5}, DType::Float64));

@@ -27,6 +27,10 @@ double convert_ref(double v, DType from, DType to) {
       return v != 0 ? 1 : 0;
     case DType::UInt8:
       return static_cast<uint8_t>(static_cast<int64_t>(std::trunc(v)));
+    case DType::Int8:
+      return static_cast<int8_t>(static_cast<int64_t>(std::trunc(v)));
+    case DType::Int16:
+      return static_cast<int16_t>(static_cast<int64_t>(std::trunc(v)));
     case DType::Int32:
       return static_cast<int32_t>(static_cast<int64_t>(std::trunc(v)));
     case DType::Int64:

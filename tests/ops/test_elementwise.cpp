@@ -38,6 +38,10 @@ double round_to(double v, DType dtype) {
       return v != 0 ? 1 : 0;
     case DType::UInt8:
       return static_cast<uint8_t>(static_cast<int64_t>(v));
+    case DType::Int8:
+      return static_cast<int8_t>(static_cast<int64_t>(v));
+    case DType::Int16:
+      return static_cast<int16_t>(static_cast<int64_t>(v));
     case DType::Int32:
       return static_cast<int32_t>(static_cast<int64_t>(v));
     case DType::Int64:

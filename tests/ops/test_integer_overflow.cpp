@@ -49,6 +49,8 @@ void expect_wrapping(DType dtype) {
 TEST(IntegerOverflow, WrapsLikeTwosComplement) {
   expect_wrapping<int64_t>(DType::Int64);
   expect_wrapping<int32_t>(DType::Int32);
+  expect_wrapping<int16_t>(DType::Int16);
+  expect_wrapping<int8_t>(DType::Int8);
   expect_wrapping<uint8_t>(DType::UInt8);
 }
 

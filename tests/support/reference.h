@@ -107,6 +107,10 @@ inline double read_element(const char* p, DType dtype) {
       return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
     case DType::UInt8:
       return *reinterpret_cast<const uint8_t*>(p);
+    case DType::Int8:
+      return *reinterpret_cast<const int8_t*>(p);
+    case DType::Int16:
+      return *reinterpret_cast<const int16_t*>(p);
     case DType::Int32:
       return *reinterpret_cast<const int32_t*>(p);
     case DType::Int64:
@@ -134,6 +138,12 @@ inline void write_element(char* p, DType dtype, double v) {
       break;
     case DType::UInt8:
       *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v);
+      break;
+    case DType::Int8:  // through int64, so that out-of-range values wrap instead of being UB
+      *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(static_cast<int64_t>(v));
+      break;
+    case DType::Int16:
+      *reinterpret_cast<int16_t*>(p) = static_cast<int16_t>(static_cast<int64_t>(v));
       break;
     case DType::Int32:
       *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v);
@@ -282,9 +292,9 @@ std::string error_message(F f) {
 }
 
 inline const std::vector<DType>& all_dtypes() {
-  static const std::vector<DType> d = {DType::Bool,    DType::UInt8,   DType::Int32,
-                                       DType::Int64,   DType::Float16, DType::BFloat16,
-                                       DType::Float32, DType::Float64};
+  static const std::vector<DType> d = {
+      DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+      DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
   return d;
 }
 inline const std::vector<DType>& floating_dtypes() {

@@ -19,14 +19,18 @@ enum class DType : uint8_t {
   // 8-bit floats (rcuda/core/float8.h) are storage types for scaled matrix products: they
   // convert to and from every dtype and feed scaled_mm; other ops ask for a conversion first.
   Float8E4M3FN,
-  Float8E5M2
+  Float8E5M2,
+  // Narrow signed integers (torch.int8, torch.int16), appended so that the values above keep
+  // their numbers.
+  Int8,
+  Int16
 };
 
-constexpr int kNumDTypes = 10;
+constexpr int kNumDTypes = 12;
 
 size_t element_size(DType dtype);
 const char* dtype_name(DType dtype);  // "float32", "int64", ...
-// Parses "float32", "float", "double", "half", "long", "int", ... as torch spells them.
+// Parses "float32", "float", "double", "half", "long", "int", "short", ... as torch spells them.
 DType dtype_from_name(const std::string& name);
 
 inline bool is_float8(DType d) { return d == DType::Float8E4M3FN || d == DType::Float8E5M2; }
@@ -35,18 +39,26 @@ inline bool is_floating(DType d) {
          d == DType::Float64 || is_float8(d);
 }
 inline bool is_integral(DType d, bool include_bool) {
-  return d == DType::UInt8 || d == DType::Int32 || d == DType::Int64 ||
-         (include_bool && d == DType::Bool);
+  return d == DType::UInt8 || d == DType::Int8 || d == DType::Int16 || d == DType::Int32 ||
+         d == DType::Int64 || (include_bool && d == DType::Bool);
 }
 // Half types are stored in 16 bits but computed in float32.
 inline bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
-// The smallest dtype that holds both, as torch.promote_types: bool < integers < floats,
-// uint8 + int32 -> int32, float16 + bfloat16 -> float32, int + float16 -> float16. float8
+// The smallest dtype that holds both, as torch.promote_types: bool < integers < floats, the
+// integers ordered uint8/int8 < int16 < int32 < int64 with uint8 + int8 -> int16 (the one mix
+// that needs a wider type), float16 + bfloat16 -> float32, int + float16 -> float16. float8
 // dtypes promote with nothing but themselves (DTypeError), as torch.
 DType promote_types(DType a, DType b);
 
-// The dtype torch uses for a Python float with integral tensors, and for integer division.
-constexpr DType kDefaultFloat = DType::Float32;
+// Note [Default floating dtype]
+// The dtype of floating results that no operand decides, as torch.get_default_dtype(): tensors
+// created without a dtype (zeros, randn, arange over floating numbers), a Python-style float
+// with integral tensors, true division and floating functions (sqrt, logsumexp) of integers.
+// float32 until changed; only float32 and float64 are accepted (set_default_float_dtype throws
+// DTypeError otherwise). One process-wide value, as torch's: set it before work starts, not
+// while other threads create tensors.
+DType default_float_dtype();
+void set_default_float_dtype(DType dtype);
 
 }  // namespace rcuda

@@ -25,7 +25,9 @@ class Scalar {
   bool to_bool() const { return kind_ == Kind::Float ? d_ != 0.0 : i_ != 0; }
   // The dtype this scalar has on its own: bool, int64 or the default float dtype.
   DType natural_dtype() const {
-    return kind_ == Kind::Bool ? DType::Bool : kind_ == Kind::Int ? DType::Int64 : kDefaultFloat;
+    return kind_ == Kind::Bool  ? DType::Bool
+           : kind_ == Kind::Int ? DType::Int64
+                                : default_float_dtype();
   }
 
  private:

@@ -4,9 +4,9 @@
 //
 // Note [Safetensors dtypes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~
-// Saved: F64 F32 F16 BF16 I64 I32 U8 BOOL F8_E4M3 F8_E5M2, one per rcuda dtype. Read: those,
-// and the integer types rcuda has no dtype for, widened so that every value is kept: I8, I16
-// and U16 become int32, U32 becomes int64. U64, complex and other codes are refused.
+// Saved: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL F8_E4M3 F8_E5M2, one per rcuda dtype. Read:
+// those, and the integer types rcuda has no dtype for, widened so that every value is kept: U16
+// becomes int32, U32 becomes int64. U64, complex and other codes are refused.
 #pragma once
 
 #include <map>

@@ -9,7 +9,7 @@
 namespace rcuda {
 
 struct TensorOptions {
-  DType dtype = DType::Float32;
+  DType dtype = default_float_dtype();  // Note [Default floating dtype] in rcuda/core/dtype.h
   Device device;
   TensorOptions() = default;
   TensorOptions(DType d, Device dev = Device()) : dtype(d), device(dev) {}  // NOLINT

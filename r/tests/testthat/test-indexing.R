@@ -294,7 +294,8 @@ test_that("assignment through uneven vectors writes where base R writes", {
 })
 
 test_that("assignment keeps the tensor's dtype", {
-  for (dtype in list(torch_float(), torch_double(), torch_int(), torch_long(), torch_uint8())) {
+  for (dtype in list(torch_float(), torch_double(), torch_int(), torch_long(), torch_short(),
+                     torch_int8(), torch_uint8())) {
     x <- sample(0:100, 12)
     a <- torch_tensor(x, dtype = dtype)
     a[c(6, 2, 11)] <- c(1L, 2L, 3L)

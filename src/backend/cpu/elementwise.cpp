@@ -135,7 +135,7 @@ void CpuBackend::fill(const Tensor& out, const Scalar& value) {
     if constexpr (std::is_same_v<T, bool>)
       v = value.to_bool();
     else if constexpr (std::is_integral_v<T>)
-      v = value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
+      v = value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
     else
       v = convert<T>(value.to_double());
     for_each_row<1>({out},

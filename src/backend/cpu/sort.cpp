@@ -67,11 +67,15 @@ void CpuBackend::sort(const Tensor& values, const Tensor& indices, const Tensor&
       return sort_rows<int32_t>(values, indices, in, descending);
     case DType::Int64:
       return sort_rows<int64_t>(values, indices, in, descending);
+    case DType::Int16:
+      return sort_rows<int16_t>(values, indices, in, descending);
+    case DType::Int8:
+      return sort_rows<int8_t>(values, indices, in, descending);
     case DType::UInt8:
       return sort_rows<uint8_t>(values, indices, in, descending);
     default:
-      throw DTypeError(std::string("sort: the backend sorts float32, float64, int32, int64 and "
-                                   "uint8, got ") +
+      throw DTypeError(std::string("sort: the backend sorts float32, float64, int64, int32, "
+                                   "int16, int8 and uint8, got ") +
                        dtype_name(in.dtype()));
   }
 }

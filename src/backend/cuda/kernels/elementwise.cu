@@ -162,7 +162,7 @@ T scalar_as(const Scalar& value) {
   if constexpr (std::is_same_v<T, bool>)
     return value.to_bool();
   else if constexpr (std::is_integral_v<T>)
-    return value.is_floating() ? static_cast<T>(value.to_double()) : static_cast<T>(value.to_int());
+    return value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
   else
     return convert<T>(value.to_double());
 }

@@ -32,6 +32,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_errors.h"
 #include "backend/cuda/graph_capture.h"
+#include "backend/cuda/kernels/atomic_narrow.cuh"
 #include "backend/cuda/kernels/device_errors.cuh"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
@@ -73,31 +74,15 @@ void gather_elements(const char* op, const Tensor& out, const Tensor& in, int64_
   check_device_errors_after_launch(device);
 }
 
-// Read-modify-write of a 1- or 2-byte element by compare-and-swap of the aligned 32-bit word
-// that holds it (the hardware has no narrower atomics).
-template <typename U, typename Update>
-__device__ void atomic_update_narrow(U* address, Update update) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  unsigned int* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t{3});
-  const unsigned shift = static_cast<unsigned>(a & 3u) * 8u;
-  const unsigned mask = ((1u << (8 * sizeof(U))) - 1u) << shift;
-  unsigned old = *word, assumed;
-  do {
-    assumed = old;
-    const U current = static_cast<U>((assumed & mask) >> shift);
-    const unsigned updated = (assumed & ~mask) | (static_cast<unsigned>(update(current)) << shift);
-    old = atomicCAS(word, assumed, updated);
-  } while (old != assumed);
-}
-
 // *target += value with the CPU's per-step rounding (convert<T>(C(target) + C(value))).
 template <typename T>
 __device__ void atomic_accumulate(T* target, T value) {
   if constexpr (std::is_same_v<T, bool>) {
     if (value)
       atomic_update_narrow(reinterpret_cast<uint8_t*>(target), [](uint8_t) { return uint8_t{1}; });
-  } else if constexpr (std::is_same_v<T, uint8_t>) {
-    atomic_update_narrow(target, [value](uint8_t c) { return static_cast<uint8_t>(c + value); });
+  } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> ||
+                       std::is_same_v<T, int16_t>) {
+    atomic_add_narrow_integer(target, value);
   } else if constexpr (std::is_same_v<T, int64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(target),  // two's complement: same bits
               static_cast<unsigned long long>(value));

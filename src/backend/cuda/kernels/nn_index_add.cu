@@ -13,26 +13,13 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_errors.h"
+#include "backend/cuda/kernels/atomic_narrow.cuh"
 #include "backend/cuda/kernels/device_errors.cuh"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
 
 namespace rcuda::cuda {
 namespace {
-
-// Adds v to the byte at p with a compare-and-swap on its aligned 32-bit word (the GPU has no
-// byte atomics); the other three bytes are left as they are.
-template <typename Combine>
-__device__ void atomic_update_byte(uint8_t* p, Combine combine) {
-  unsigned* word = reinterpret_cast<unsigned*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{3});
-  const unsigned shift = static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) & 3u) * 8u;
-  unsigned old = *word, assumed;
-  do {
-    assumed = old;
-    const uint8_t updated = combine(static_cast<uint8_t>((assumed >> shift) & 0xffu));
-    old = atomicCAS(word, assumed, (assumed & ~(0xffu << shift)) | (unsigned{updated} << shift));
-  } while (assumed != old);
-}
 
 template <typename T>
 __device__ void atomic_add(T* p, T v) {
@@ -45,26 +32,17 @@ __device__ void atomic_add(T* p, T v) {
     atomicAdd(reinterpret_cast<__half*>(p), __ushort_as_half(v.bits));
   } else if constexpr (std::is_same_v<T, BFloat16>) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-    // No bfloat16 atomics before sm_80: a compare-and-swap on the aligned 32-bit word.
-    unsigned* word = reinterpret_cast<unsigned*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{3});
-    const unsigned shift = (reinterpret_cast<uintptr_t>(p) & 2u) ? 16u : 0u;
-    unsigned old = *word, assumed;
-    do {
-      assumed = old;
-      const BFloat16 sum(static_cast<float>(BFloat16::from_bits(
-                             static_cast<uint16_t>((assumed >> shift) & 0xffffu))) +
-                         static_cast<float>(v));
-      old =
-          atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | (unsigned{sum.bits} << shift));
-    } while (assumed != old);
+    // No bfloat16 atomics before sm_80.
+    atomic_update_narrow(reinterpret_cast<uint16_t*>(p), [v](uint16_t c) {
+      return BFloat16(static_cast<float>(BFloat16::from_bits(c)) + static_cast<float>(v)).bits;
+    });
 #else
     atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __ushort_as_bfloat16(v.bits));
 #endif
   } else if constexpr (std::is_same_v<T, bool>) {
-    if (v) atomic_update_byte(reinterpret_cast<uint8_t*>(p), [](uint8_t) { return uint8_t{1}; });
-  } else {  // uint8: wraps, as the CPU
-    atomic_update_byte(reinterpret_cast<uint8_t*>(p),
-                       [v](uint8_t old) { return static_cast<uint8_t>(old + v); });
+    if (v) atomic_update_narrow(reinterpret_cast<uint8_t*>(p), [](uint8_t) { return uint8_t{1}; });
+  } else {  // uint8, int8, int16: wrap, as the CPU
+    atomic_add_narrow_integer(p, v);
   }
 }
 
