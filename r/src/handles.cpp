@@ -182,6 +182,7 @@ struct Pressure {
   // The last full collection's end and duration (the time rule for full collections).
   std::chrono::steady_clock::time_point last_full_end = std::chrono::steady_clock::now();
   double last_full_seconds = 0;
+  bool last_full_useful = true;  // it freed at least the garbage allowed
   // Counters for rc_gc_state (benchmarks and tests).
   double young = 0, full = 0, at_safe_point = 0, seconds = 0, released = 0;
   Device device;  // the last one that counted bytes here (the index of a CUDA device)
@@ -263,9 +264,10 @@ void collect_young(Device device, bool safe_point) {
   // collection left by more than the garbage allowed, a full one runs. What stays allocated
   // includes what the running code still references (a collection in the middle of a forward
   // pass over a batch of 1,000 images finds hundreds of megabytes of activations alive), which
-  // no full collection frees: full ones take at most rcuda.gc_time_fraction of the time since
-  // the last, so that a loop without step boundaries (an evaluation loop) does not run one
-  // after every minor collection.
+  // no full collection frees: after a full one that freed less than the garbage allowed, the
+  // next waits until full ones take at most rcuda.gc_time_fraction of the time, so that a loop
+  // without step boundaries (an evaluation loop) does not run one after every minor
+  // collection, while one whose survivors do die (a loop rebinding large tensors) keeps them.
   const int64_t after = allocated_bytes(device);
   const double allowed = std::max(live_fraction, max_live_fraction) *
                              static_cast<double>(p.live_after_full + p.step_bytes) +
@@ -273,11 +275,12 @@ void collect_young(Device device, bool safe_point) {
   const double since_full =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - p.last_full_end).count();
   if (static_cast<double>(after - p.live_after_full) > allowed &&
-      p.last_full_seconds <= time_fraction * since_full) {
+      (p.last_full_useful || p.last_full_seconds <= time_fraction * since_full)) {
     const auto full_start = std::chrono::steady_clock::now();
     R_gc();
     p.full += 1;
     p.live_after_full = allocated_bytes(device);
+    p.last_full_useful = static_cast<double>(after - p.live_after_full) >= allowed;
     p.last_full_end = std::chrono::steady_clock::now();
     p.last_full_seconds = std::chrono::duration<double>(p.last_full_end - full_start).count();
   }
