@@ -14,8 +14,9 @@
 # are therefore summed into tensors on the model's device as batches go, and read back with one
 # copy at the end of the training phase and one at the end of validation (read_back()); a
 # progress bar reads the running sums only when it redraws. Sample counts come from shapes,
-# which are on the host. Each batch's loss goes into its float64 sum in place, outside the
-# autograd graph (rc_fit_add_loss): one launch, and no tensor or handle for R.
+# which are on the host. Each batch's loss is kept, detached, by the engine's side of the sum
+# (rc_loss_sum_add, r/src/data.cpp), which folds 64 at a time into a float64 sum with three
+# launches: nothing per batch but one call, neither a launch nor a handle for R.
 
 #' @export
 fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL,
@@ -125,7 +126,7 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   batch_hooks <- length(hooks$on_batch_begin) || length(hooks$on_batch_end)
   report <- reporter$batch
   metrics <- lapply(ctx$metrics, metric_instance)
-  loss_sum <- zero_sum(device)  # Note [One read-back per phase]
+  losses <- .Call(rc_loss_sum_new)  # Note [One read-back per phase]
   samples <- 0
   model$train()
   next_batch <- batch_iterator(dl, "train_dl")
@@ -151,11 +152,11 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
     optimizer$step()
     n <- b[[3L]]
     samples <- samples + n
-    .Call(rc_fit_add_loss, loss_sum, loss, n)
+    .Call(rc_loss_sum_add, losses, loss, n)
     if (length(metrics)) update_metrics(metrics, pred, y)
     step <- step + 1L
     if (!is.null(report)) {
-      report(i, samples, loss_sum, metrics)
+      report(i, samples, function() .Call(rc_loss_sum_value, losses, device), metrics)
     }
     if (batch_hooks) {
       ctx$step <- step
@@ -170,6 +171,7 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
   ctx$step <- step
   if (i == 0L) value_error("fit: train_dl gave no batches in epoch ", ctx$epoch)
   if (batch_hooks) ctx$x <- ctx$y <- ctx$pred <- ctx$loss <- NULL
+  loss_sum <- .Call(rc_loss_sum_value, losses, device)
   list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,
        batches = i)
 }
@@ -179,7 +181,7 @@ valid_phase <- function(ctx, dl, batch_to) {
   loss_fn <- ctx$loss_fn
   device <- ctx$device
   metrics <- lapply(ctx$metrics, metric_instance)
-  loss_sum <- zero_sum(device)
+  losses <- .Call(rc_loss_sum_new)
   samples <- 0
   model$eval()
   next_batch <- batch_iterator(dl, "valid_dl")
@@ -193,19 +195,18 @@ valid_phase <- function(ctx, dl, batch_to) {
     loss <- loss_fn(pred, b[[2L]])
     n <- b[[3L]]
     samples <- samples + n
-    .Call(rc_fit_add_loss, loss_sum, loss, n)
+    .Call(rc_loss_sum_add, losses, loss, n)
     if (length(metrics)) update_metrics(metrics, pred, b[[2L]])
     # The previous batch's activations, unreferenced now, go back to the pool (an optimizer's
     # step does this in training).
     .Call(rc_release_point)
   })
   if (i == 0L) value_error("fit: valid_dl gave no batches in epoch ", ctx$epoch)
+  loss_sum <- .Call(rc_loss_sum_value, losses, device)
   list(values = read_back(phase_values(loss_sum, samples, metrics)), samples = samples,
        batches = i)
 }
 
-# A float64 0-d zero on the device: the running sum of loss * batch size.
-zero_sum <- function(device) torch_zeros(integer(0), dtype = torch_float64(), device = device)
 
 # The loss mean over samples and each metric's compute(), still on the device.
 phase_values <- function(loss_sum, samples, metrics) {

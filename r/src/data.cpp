@@ -155,19 +155,61 @@ extern "C" SEXP rc_fit_batch(SEXP batch, SEXP device) {
   RCUDA_END
 }
 
-// fit()'s running training loss: sum += loss * n, in place on the loss's device and outside the
-// autograd graph (Note [One read-back per phase] in R/fit.R): one launch per batch, and neither
-// a new tensor nor a handle for R.
-extern "C" SEXP rc_fit_add_loss(SEXP sum, SEXP loss, SEXP n) {
+// fit()'s running training loss (Note [One read-back per phase] in R/fit.R). Each batch's loss
+// is kept, detached, with its batch size: no launch and no handle for R per batch. Every
+// kFoldEvery losses, and when the sum is read, they are folded into a float64 sum on their
+// device with one stack, one product and one sum.
+struct LossSum {
+  static constexpr size_t kFoldEvery = 64;
+  Tensor total;  // float64, 0-d, on the losses' device; undefined before the first fold
+  std::vector<Tensor> held;
+  std::vector<double> sizes;
+
+  void fold() {
+    if (held.empty()) return;
+    NoGradGuard no_grad;
+    const Tensor stacked = to(stack(held), DType::Float64);
+    const bool same =
+        std::all_of(sizes.begin(), sizes.end(), [&](double n) { return n == sizes[0]; });
+    const Tensor weighted =
+        same ? mul(sum(stacked), Scalar(sizes[0]))
+             : sum(mul(stacked, to(from_data(sizes.data(), {static_cast<int64_t>(sizes.size())},
+                                             DType::Float64),
+                                   stacked.device())));
+    total = total.defined() ? add(total, weighted) : weighted;
+    held.clear();
+    sizes.clear();
+  }
+};
+
+extern "C" SEXP rc_loss_sum_new() {
   RCUDA_BEGIN
+  return external_pointer(std::make_unique<LossSum>());
+  RCUDA_END
+}
+
+extern "C" SEXP rc_loss_sum_add(SEXP ptr, SEXP loss, SEXP n) {
+  RCUDA_BEGIN
+  auto& s = external_object<LossSum>(ptr, "fit: the loss sum is gone");
   const Tensor& l = unwrap(loss);
   RCUDA_CHECK(l.numel() == 1, ValueError,
               "fit: loss_fn must return one value per batch (a mean or a sum), got a tensor of "
               "shape ",
               shape_str(l.shape()));
-  NoGradGuard no_grad;
-  add_(unwrap(sum), reshape(l, {}), Scalar(Rf_asReal(n)));
+  s.held.push_back(reshape(autograd::detach(l), {}));
+  s.sizes.push_back(Rf_asReal(n));
+  if (s.held.size() >= LossSum::kFoldEvery) s.fold();
   return R_NilValue;
+  RCUDA_END
+}
+
+// The sum so far as a 0-d float64 tensor on the losses' device (on `device` when none came).
+extern "C" SEXP rc_loss_sum_value(SEXP ptr, SEXP device) {
+  RCUDA_BEGIN
+  auto& s = external_object<LossSum>(ptr, "fit: the loss sum is gone");
+  s.fold();
+  if (!s.total.defined()) return wrap(zeros({}, TensorOptions(DType::Float64, device_arg(device))));
+  return wrap(s.total);  // later folds make a new total; this one stays as it is
   RCUDA_END
 }
 

@@ -97,7 +97,9 @@ SEXP rc_detach(SEXP x);
 SEXP rc_fit_batch(SEXP batch, SEXP device);
 SEXP rc_release_point();
 SEXP rc_accuracy_update(SEXP correct, SEXP pred, SEXP target);
-SEXP rc_fit_add_loss(SEXP sum, SEXP loss, SEXP n);
+SEXP rc_loss_sum_new();
+SEXP rc_loss_sum_add(SEXP ptr, SEXP loss, SEXP n);
+SEXP rc_loss_sum_value(SEXP ptr, SEXP device);
 SEXP rc_detach_(SEXP x);
 SEXP rc_retain_grad(SEXP x);
 SEXP rc_retains_grad(SEXP x);
@@ -271,7 +273,9 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_fit_batch", (DL_FUNC)&rc_fit_batch, 2},
     {"rc_release_point", (DL_FUNC)&rc_release_point, 0},
     {"rc_accuracy_update", (DL_FUNC)&rc_accuracy_update, 3},
-    {"rc_fit_add_loss", (DL_FUNC)&rc_fit_add_loss, 3},
+    {"rc_loss_sum_new", (DL_FUNC)&rc_loss_sum_new, 0},
+    {"rc_loss_sum_add", (DL_FUNC)&rc_loss_sum_add, 3},
+    {"rc_loss_sum_value", (DL_FUNC)&rc_loss_sum_value, 2},
     {"rc_detach_", (DL_FUNC)&rc_detach_, 1},
     {"rc_retain_grad", (DL_FUNC)&rc_retain_grad, 1},
     {"rc_retains_grad", (DL_FUNC)&rc_retains_grad, 1},
