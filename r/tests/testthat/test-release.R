@@ -8,22 +8,7 @@ no_collections <- function(release = TRUE) {
 }
 restore_options <- function() .Call(rcuda:::rc_init, rcuda:::gc_options())
 
-small_training_loop <- function() {
-  torch_manual_seed(3)
-  model <- nn_sequential(nn_linear(256, 512), nn_relu(), nn_linear(512, 512), nn_relu(),
-                         nn_linear(512, 10))
-  opt <- optim_adam(model$parameters, lr = 1e-3)
-  x <- torch_randn(128, 256)
-  y <- torch_randint(1, 11, 128, dtype = torch_long())
-  step <- function() {
-    opt$zero_grad()
-    loss <- nnf_cross_entropy(model(x), y)
-    loss$backward()
-    opt$step()
-    loss
-  }
-  list(model = model, opt = opt, step = step, x = x)
-}
+small_training_loop <- function() mlp_training_loop(inputs = 256, batch = 128, seed = 3)
 
 allocated <- function() .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes
 
