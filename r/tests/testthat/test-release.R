@@ -126,3 +126,35 @@ test_that("fit()'s evaluation batches release their activations as they go", {
   expect_lt(after$cpu_peak_bytes - live, 20e6)
   expect_lt(allocated() - live, 10e6)
 })
+
+test_that("the release changes no result: a dataloader loop trains to identical parameters", {
+  train <- function(release) {
+    no_collections(release)
+    on.exit(restore_options())
+    torch_manual_seed(5)
+    model <- nn_sequential(nn_linear(20, 64), nn_relu(), nn_dropout(0.2), nn_linear(64, 3))
+    opt <- optim_adam(model$parameters, lr = 1e-2)
+    x <- torch_randn(96, 20)
+    y <- torch_randint(1, 4, 96, dtype = torch_long())
+    dl <- dataloader(tensor_dataset(x, y), batch_size = 32, shuffle = TRUE, generator = 11)
+    losses <- c()
+    for (epoch in 1:3) {
+      loop(for (b in dl) {
+        opt$zero_grad()
+        out <- model(b[[1]])
+        loss <- nnf_cross_entropy(out, b[[2]])
+        loss$backward()
+        opt$step()
+        losses <- c(losses, as_array(loss))
+      })
+    }
+    list(losses = losses, params = lapply(model$parameters, as_array),
+         released = .Call(rcuda:::rc_gc_state)$cpu_released_tensors)
+  }
+  with <- train(TRUE)
+  without <- train(FALSE)
+  expect_gt(with$released, 0)  # the release did run (rc_init zeroes the counters)
+  expect_equal(without$released, 0)
+  expect_identical(with$losses, without$losses)
+  expect_identical(with$params, without$params)
+})
