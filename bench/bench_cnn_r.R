@@ -21,11 +21,6 @@ source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), val
 gc_arg(commandArgs(trailingOnly = TRUE))
 suppressMessages(library(rcuda))
 
-args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i)) default else args[i + 1]
-}
 device <- opt("--device", if (cuda_is_available()) "cuda" else "cpu")
 dir <- opt("--dir", NA)
 batch <- as.integer(opt("--batch", "128"))
@@ -79,13 +74,8 @@ if (from_torch) {
   model$train()
 }
 
-step <- function() {
-  optimizer$zero_grad(set_to_none = TRUE)
-  loss <- nnf_nll_loss(model(x), y)
-  loss$backward()
-  optimizer$step()
-  loss
-}
+train_step <- training_step(model, optimizer, nnf_nll_loss)
+step <- function() train_step(x, y)
 sync <- function() if (device != "cpu") cuda_synchronize()
 gc_state <- function() .Call(rcuda:::rc_gc_state)
 
@@ -101,12 +91,7 @@ if (device != "cpu") {
   base <- gc_state()$cpu_allocated_bytes
 }
 before <- gc_state()
-times <- vapply(seq_len(chunks), function(c) {
-  t0 <- proc.time()[["elapsed"]]
-  for (i in seq_len(steps)) loss <<- step()
-  sync()
-  (proc.time()[["elapsed"]] - t0) / steps * 1e6
-}, numeric(1))
+times <- time_chunks(function() loss <<- step(), steps, chunks, sync)
 after <- gc_state()
 peak <- if (device != "cpu") cuda_memory_stats()[["allocated_bytes.all.peak"]] else after$cpu_peak_bytes
 log("step_us", median(times))

@@ -17,11 +17,6 @@
 # the package, say), run with its own defaults.
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
                  "bench_r_models.R"))
-args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i)) default else args[i + 1]
-}
 
 # name = the options set before library(rcuda).
 settings <- list(
@@ -104,13 +99,7 @@ if (model_name == "mlp") {
 }
 model$to(device = device)
 opt_adam <- optim_adam(model$parameters, lr = 1e-3)
-step <- function(x, y) {
-  opt_adam$zero_grad(set_to_none = TRUE)
-  loss <- loss_fn(model(x), y)
-  loss$backward()
-  opt_adam$step()
-  loss
-}
+step <- training_step(model, opt_adam, loss_fn)
 sync <- function() if (on_gpu) cuda_synchronize()
 state <- function() .Call(rcuda:::rc_gc_state)
 allocated <- function() {
@@ -127,16 +116,11 @@ sync()
 if (on_gpu) cuda_reset_peak_memory_stats() else try(.Call(rcuda:::rc_gc_reset_cpu_peak), silent = TRUE)
 before <- state()
 sampled <- 0
-times <- vapply(seq_len(chunks), function(c) {
-  t0 <- proc.time()[["elapsed"]]
-  for (i in seq_len(steps)) {
-    if (child == "reference") gc(FALSE, FALSE, FALSE)
-    step(x, y)
-    sampled <<- max(sampled, allocated())
-  }
-  sync()
-  (proc.time()[["elapsed"]] - t0) / steps * 1e6
-}, numeric(1))
+times <- time_chunks(function() {
+  if (child == "reference") gc(FALSE, FALSE, FALSE)
+  step(x, y)
+  sampled <<- max(sampled, allocated())
+}, steps, chunks, sync)
 after <- state()
 peak <- if (on_gpu) cuda_memory_stats()[["allocated_bytes.all.peak"]] else after$cpu_peak_bytes
 if (is.null(peak)) peak <- sampled

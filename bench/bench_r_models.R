@@ -1,9 +1,39 @@
-# What the R benchmarks share (bench_train_r.R, bench_cnn_r.R, bench_r_memory.R): the --gc
-# option (rcuda.gc_* options set before the package loads) and the two models, the MLP
-# 784-512-512-10 of bench/torch_train_mlp.py and the MNIST-example CNN of bench/torch_cnn.py.
+# What the R benchmarks share (bench_train_r.R, bench_cnn_r.R, bench_r_memory.R): the command
+# line's options, the --gc option (rcuda.gc_* options set before the package loads), the two
+# models, the MLP 784-512-512-10 of bench/torch_train_mlp.py and the MNIST-example CNN of
+# bench/torch_cnn.py, the training step they time and how they time it.
 # Sourced by path from the script's own folder:
 #   source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
 #                    "bench_r_models.R"))
+
+# The value after `name` on the command line, or `default`.
+opt <- function(name, default, args = commandArgs(trailingOnly = TRUE)) {
+  i <- match(name, args)
+  if (is.na(i)) default else args[i + 1]
+}
+
+# One training step as torch for R's loops write it: a function(x, y) returning the loss.
+training_step <- function(model, optimizer, loss_fn) {
+  function(x, y) {
+    optimizer$zero_grad(set_to_none = TRUE)
+    loss <- loss_fn(model(x), y)
+    loss$backward()
+    optimizer$step()
+    loss
+  }
+}
+
+# Microseconds a step in each of `chunks` chunks of `steps` calls of run_step(), the device
+# synchronised (sync()) at the end of each chunk. R's clock counts milliseconds: a chunk should
+# last tens of them.
+time_chunks <- function(run_step, steps, chunks, sync) {
+  vapply(seq_len(chunks), function(c) {
+    t0 <- proc.time()[["elapsed"]]
+    for (i in seq_len(steps)) run_step()
+    sync()
+    (proc.time()[["elapsed"]] - t0) / steps * 1e6
+  }, numeric(1))
+}
 
 # --gc NAME=VALUE,...: as `--gc max_live_fraction=0.4,safe_points=FALSE`.
 gc_arg <- function(args) {

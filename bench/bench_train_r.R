@@ -16,10 +16,6 @@ suppressMessages(library(rcuda))
 
 args <- commandArgs(trailingOnly = TRUE)
 dir <- args[1]
-opt <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i)) default else args[i + 1]
-}
 device <- opt("--device", "cuda")
 flat_steps <- as.integer(opt("--flat-steps", "10000"))
 steps <- as.integer(opt("--steps", "50"))
@@ -53,13 +49,7 @@ xs <- torch_tensor(read_bin("x", c(20, 256, 784)), dtype = torch_float32(), devi
 ys <- torch_tensor(read_bin("y", c(20, 256), "integer", 8) + 1L, dtype = torch_long(), device = device)
 opt_adam <- optim_adam(model$parameters, lr = 1e-3)
 
-step <- function(x, y) {
-  opt_adam$zero_grad(set_to_none = TRUE)
-  loss <- nnf_cross_entropy(model(x), y)
-  loss$backward()
-  opt_adam$step()
-  loss
-}
+step <- training_step(model, opt_adam, nnf_cross_entropy)
 
 # The loss curve over 200 steps against PyTorch's float32 curve.
 losses <- numeric(200)
@@ -81,12 +71,7 @@ if (device == "cuda") {
   cuda_reset_peak_memory_stats()
   base <- cuda_memory_stats()[["allocated_bytes.all.current"]]
 }
-times <- vapply(seq_len(chunks), function(c) {
-  t0 <- proc.time()[["elapsed"]]
-  for (i in seq_len(steps)) step(x, y)
-  sync()
-  (proc.time()[["elapsed"]] - t0) / steps * 1e6
-}, numeric(1))
+times <- time_chunks(function() step(x, y), steps, chunks, sync)
 log(paste0("r_mlp_b256_adam_", device, "_step_us"), median(times))
 
 if (device == "cuda") {
