@@ -23,6 +23,14 @@ inline Tensor leaf(const Shape& shape, double low = -2, double high = 2) {
   return t;
 }
 
+// A function of one leaf to check, and the range its input is drawn from: inside the domain,
+// away from kinks where possible (the table-driven gradient tests).
+struct GradCase {
+  const char* name;
+  std::function<Tensor(const TensorList&)> f;
+  double low, high;
+};
+
 // A non-contiguous leaf: the transpose of a contiguous buffer (shape given as the result's).
 inline Tensor leaf_transposed(const Shape& shape, double low = -2, double high = 2) {
   Tensor t = transposed_copy(random_tensor(shape, DType::Float64, low, high));

@@ -6,13 +6,7 @@
 namespace rcuda::test {
 namespace {
 
-using F = std::function<Tensor(const TensorList&)>;
-
-struct Case {
-  const char* name;
-  F f;
-  double low, high;
-};
+using Case = GradCase;
 
 void check_both_layouts(const Case& c, const Shape& shape = {3, 5}) {
   SCOPED_TRACE(c.name);

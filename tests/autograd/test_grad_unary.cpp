@@ -5,13 +5,7 @@
 namespace rcuda::test {
 namespace {
 
-using F = std::function<Tensor(const TensorList&)>;
-
-struct Case {
-  const char* name;
-  F f;
-  double low, high;  // the input range: inside the domain, away from kinks where possible
-};
+using Case = GradCase;
 
 TEST(GradUnary, EveryOpAgainstCentralDifferences) {
   const std::vector<Case> cases = {
