@@ -30,7 +30,9 @@
 //  2. A minor collection does not look at tensors that survived an earlier one (R moved them to
 //     an older generation), so when what stays allocated after a minor collection exceeds what
 //     the last full collection left by more than the garbage allowed (the largest fraction of
-//     it and of a step, plus a threshold), a full collection follows.
+//     it and of a step, plus a threshold), a full collection follows. One that freed less than
+//     that found the growth alive (an evaluation loop's activations): the next waits for the
+//     time rule while the growth stays within twice that (collect_young()).
 //  3. Where a collection runs decides what it keeps: one in the middle of a step finds that
 //     step's activations referenced and moves them to R's older generation, where they outlive
 //     the step until R collects that generation. The optimizer's zero_grad() and step() are
@@ -182,7 +184,9 @@ struct Pressure {
   // The last full collection's end and duration (the time rule for full collections).
   std::chrono::steady_clock::time_point last_full_end = std::chrono::steady_clock::now();
   double last_full_seconds = 0;
-  bool last_full_useful = true;  // it freed at least the garbage allowed
+  // 0 after a full collection that freed at least the garbage allowed; after one that did not,
+  // the growth up to which the next full one waits for the time rule (Note [GC pressure] 2).
+  double wait_below = 0;
   // Counters for rc_gc_state (benchmarks and tests).
   double young = 0, full = 0, at_safe_point = 0, seconds = 0, released = 0;
   Device device;  // the last one that counted bytes here (the index of a CUDA device)
@@ -264,23 +268,29 @@ void collect_young(Device device, bool safe_point) {
   // collection left by more than the garbage allowed, a full one runs. What stays allocated
   // includes what the running code still references (a collection in the middle of a forward
   // pass over a batch of 1,000 images finds hundreds of megabytes of activations alive), which
-  // no full collection frees: after a full one that freed less than the garbage allowed, the
+  // no full collection frees. After a full one that freed less than the garbage allowed, the
   // next waits until full ones take at most rcuda.gc_time_fraction of the time, so that a loop
   // without step boundaries (an evaluation loop) does not run one after every minor
-  // collection, while one whose survivors do die (a loop rebinding large tensors) keeps them.
+  // collection; but only while the growth stays within twice what that one found alive (at
+  // most the threshold's cap): a loop rebinding a large tensor finds the first one alive, and
+  // its dead predecessors then pile up in the older generation past that bound, where a full
+  // collection frees them.
   const int64_t after = allocated_bytes(device);
+  const double growth = static_cast<double>(after - p.live_after_full);
   const double allowed = std::max(live_fraction, max_live_fraction) *
                              static_cast<double>(p.live_after_full + p.step_bytes) +
                          static_cast<double>(p.threshold);
   const double since_full =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - p.last_full_end).count();
-  if (static_cast<double>(after - p.live_after_full) > allowed &&
-      (p.last_full_useful || p.last_full_seconds <= time_fraction * since_full)) {
+  if (growth > allowed &&
+      (growth > p.wait_below || p.last_full_seconds <= time_fraction * since_full)) {
     const auto full_start = std::chrono::steady_clock::now();
     R_gc();
     p.full += 1;
     p.live_after_full = allocated_bytes(device);
-    p.last_full_useful = static_cast<double>(after - p.live_after_full) >= allowed;
+    const bool useful = static_cast<double>(after - p.live_after_full) >= allowed;
+    p.wait_below =
+        useful ? 0 : std::min(static_cast<double>(p.cap), std::max(p.wait_below, 2 * growth));
     p.last_full_end = std::chrono::steady_clock::now();
     p.last_full_seconds = std::chrono::duration<double>(p.last_full_end - full_start).count();
   }

@@ -9,18 +9,35 @@ test_that("finalizers free tensors when R collects them", {
   expect_lt(.Call(rcuda:::rc_gc_state)$cpu_allocated_bytes, before + 4e6)
 })
 
-test_that("a loop creating large CPU tensors stays within a bound", {
+# The peak of new CPU bytes while a loop rebinds `x` to a fresh 64 MB tensor 40 times (2.5 GB in
+# all without collections).
+rebinding_loop_peak <- function() {
   gc()
   before <- .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes
   peak <- 0
   for (i in 1:40) {
-    x <- torch_ones(4000, 4000)  # 64 MB each: 2.5 GB in all without collections
+    x <- torch_ones(4000, 4000)
     peak <- max(peak, .Call(rcuda:::rc_gc_state)$cpu_allocated_bytes - before)
   }
-  rm(x)
+  peak
+}
+
+test_that("a loop creating large CPU tensors stays within a bound", {
   # The CPU threshold (1 GiB of new bytes between collections) bounds what unreachable
   # tensors can hold.
-  expect_lt(peak, 1.2 * 2^30)
+  expect_lt(rebinding_loop_peak(), 1.2 * 2^30)
+})
+
+test_that("the time rule for full collections does not let a rebinding loop's garbage pile up", {
+  # Each handle survives the minor collection made while it is created, so only full collections
+  # free the loop's dead tensors, and the first one finds the tensors still bound alive and frees
+  # nothing. With the time rule never allowing another (Note [GC pressure] 2), the growth past
+  # twice what that one found alive must.
+  on.exit(.Call(rcuda:::rc_init, rcuda:::gc_options()))
+  .Call(rcuda:::rc_init, utils::modifyList(rcuda:::gc_options(), list(time_fraction = 1e-12)))
+  before <- .Call(rcuda:::rc_gc_state)$cpu_full_collections
+  expect_lt(rebinding_loop_peak(), 0.75 * 2^30)
+  expect_gt(.Call(rcuda:::rc_gc_state)$cpu_full_collections, before)
 })
 
 test_that("a loop creating and dropping large GPU tensors does not run out of memory", {
