@@ -5,7 +5,8 @@
 #
 # Models: `cnn`, the network of examples/train_fashion_mnist.R (two 3x3 convolutions with
 # pooling, dropout, two linear layers), and `mlp`, 784-512-512-10, whose short step shows fit()'s
-# own per-batch cost the most. Data: Fashion-MNIST's training images when found
+# own per-batch cost the most; `--models tiny` adds 784-10, whose step is short enough on a CPU to
+# show that cost there. Data: Fashion-MNIST's training images when found
 # ($RCUDA_FASHION_MNIST, else Debian's /usr/share/datasets/fashion-mnist), else random images
 # and labels of its shape; the first --samples of them in batches of 128, already on the device
 # (`--loader dataloader`: through rcuda's dataloader() from host tensors instead, shuffled with
@@ -97,6 +98,11 @@ mlp <- nn_module(
   }
 )
 
+tiny <- nn_module(
+  initialize = function() self$fc <- nn_linear(784, 10),
+  forward = function(x) self$fc(torch_flatten(x, start_dim = 2))
+)
+
 # The loop of Note [fit is the hand-written loop], over the same data.
 hand_epoch <- function(model, optimizer, loss_fn, data) {
   model$train()
@@ -120,7 +126,8 @@ hand_epoch <- function(model, optimizer, loss_fn, data) {
 
 for (name in models) {
   torch_manual_seed(1)
-  net <- if (name == "cnn") cnn() else mlp()
+  net <- switch(name, cnn = cnn(), mlp = mlp(), tiny = tiny(),
+                stop("bench_fit_r: unknown model ", name, " (cnn, mlp, tiny)"))
   net$to(device = device)
   init <- lapply(net$state_dict(), function(t) t$clone())
   # A fresh model from the same initial weights, its optimizer, and the seed.

@@ -299,19 +299,19 @@ prepare_batch <- function(batch, device, batch_to) {
   list(b[[1L]], b[[2L]], batch_size(b[[1L]], b[[2L]]))
 }
 
+# The batch's rule (its elements x and y, else its first two) is rc_batch_parts' (r/src/data.cpp),
+# which rc_fit_batch follows too.
 split_batch <- function(batch) {
   if (!is.list(batch)) {
     value_error("fit: a batch must be list(x, y) or a list with elements x and y, got ",
                 describe(batch))
   }
-  x <- .subset2(batch, "x")
-  y <- .subset2(batch, "y")
-  if (!is.null(x) && !is.null(y)) return(list(x, y))
-  if (length(batch) < 2) {
+  parts <- .Call(rc_batch_parts, batch)
+  if (is.null(parts)) {
     value_error("fit: a batch must hold an input and a target (list(x, y)), got a list of length ",
                 length(batch))
   }
-  list(.subset2(batch, 1L), .subset2(batch, 2L))
+  parts
 }
 
 # Tensors anywhere in x (lists of them included) moved to the device; other values unchanged.

@@ -121,27 +121,53 @@ extern "C" SEXP rc_uint8_from_raw(SEXP bytes, SEXP shape) {
   RCUDA_END
 }
 
-// fit()'s batch of tensors on `device` (its string, as fit_device() gives it): list(x, y, n)
-// with n the samples (y's first dim, 1 for a 0-d y), from list(x = , y = ) or an unnamed
-// list(x, y); NULL for any other batch, which the R code then takes apart itself. One call
-// and one list per batch instead of a dozen R calls and their allocations (Note [fit is the
-// hand-written loop] in R/fit.R: nothing else changes).
-extern "C" SEXP rc_fit_batch(SEXP batch, SEXP device) {
-  RCUDA_BEGIN
-  if (TYPEOF(batch) != VECSXP || Rf_xlength(batch) < 2 || OBJECT(batch)) return R_NilValue;
-  SEXP x = R_NilValue, y = R_NilValue;
+namespace {
+
+// fit()'s rule for a batch's input and target: its elements x and y, else its first two. False
+// for anything but a list of at least two elements.
+bool batch_parts(SEXP batch, SEXP* x, SEXP* y) {
+  if (TYPEOF(batch) != VECSXP || Rf_xlength(batch) < 2) return false;
+  *x = *y = R_NilValue;
   SEXP names = Rf_getAttrib(batch, R_NamesSymbol);
   if (names != R_NilValue) {
     for (R_xlen_t i = 0; i < Rf_xlength(batch); ++i) {
       const char* name = CHAR(STRING_ELT(names, i));
-      if (x == R_NilValue && std::strcmp(name, "x") == 0) x = VECTOR_ELT(batch, i);
-      if (y == R_NilValue && std::strcmp(name, "y") == 0) y = VECTOR_ELT(batch, i);
+      if (*x == R_NilValue && std::strcmp(name, "x") == 0) *x = VECTOR_ELT(batch, i);
+      if (*y == R_NilValue && std::strcmp(name, "y") == 0) *y = VECTOR_ELT(batch, i);
     }
   }
-  if (x == R_NilValue || y == R_NilValue) {
-    x = VECTOR_ELT(batch, 0);
-    y = VECTOR_ELT(batch, 1);
+  if (*x == R_NilValue || *y == R_NilValue) {
+    *x = VECTOR_ELT(batch, 0);
+    *y = VECTOR_ELT(batch, 1);
   }
+  return true;
+}
+
+}  // namespace
+
+// list(x, y) of a batch by batch_parts(), or NULL for a batch it does not take (split_batch()
+// in R/fit.R then says why).
+extern "C" SEXP rc_batch_parts(SEXP batch) {
+  RCUDA_BEGIN
+  SEXP x, y;
+  if (!batch_parts(batch, &x, &y)) return R_NilValue;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(out, 0, x);
+  SET_VECTOR_ELT(out, 1, y);
+  UNPROTECT(1);
+  return out;
+  RCUDA_END
+}
+
+// fit()'s batch of tensors on `device` (its string, as fit_device() gives it): list(x, y, n)
+// with n the samples (y's first dim, 1 for a 0-d y); NULL for a batch that is not a plain list
+// of two tensors by batch_parts(), which the R code then takes apart itself. One call and one
+// list per batch instead of a dozen R calls and their allocations (Note [fit is the
+// hand-written loop] in R/fit.R: nothing else changes).
+extern "C" SEXP rc_fit_batch(SEXP batch, SEXP device) {
+  RCUDA_BEGIN
+  SEXP x, y;
+  if (OBJECT(batch) || !batch_parts(batch, &x, &y)) return R_NilValue;
   if (!is_tensor(x) || !is_tensor(y) || is_undefined(x) || is_undefined(y)) return R_NilValue;
   const Device dev = device_arg(device);
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));

@@ -95,6 +95,7 @@ SEXP rc_grad_fn_name(SEXP node);
 SEXP rc_grad_fn_next(SEXP node);
 SEXP rc_detach(SEXP x);
 SEXP rc_fit_batch(SEXP batch, SEXP device);
+SEXP rc_batch_parts(SEXP batch);
 SEXP rc_release_point();
 SEXP rc_accuracy_update(SEXP correct, SEXP pred, SEXP target);
 SEXP rc_loss_sum_new();
@@ -271,6 +272,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_grad_fn_next", (DL_FUNC)&rc_grad_fn_next, 1},
     {"rc_detach", (DL_FUNC)&rc_detach, 1},
     {"rc_fit_batch", (DL_FUNC)&rc_fit_batch, 2},
+    {"rc_batch_parts", (DL_FUNC)&rc_batch_parts, 1},
     {"rc_release_point", (DL_FUNC)&rc_release_point, 0},
     {"rc_accuracy_update", (DL_FUNC)&rc_accuracy_update, 3},
     {"rc_loss_sum_new", (DL_FUNC)&rc_loss_sum_new, 0},

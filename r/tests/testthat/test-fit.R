@@ -138,6 +138,25 @@ test_that("batch_to prepares each batch and receives the device", {
   expect_identical(param_arrays(m1), param_arrays(m2))
 })
 
+test_that("a batch's input and target are its elements x and y, else its first two", {
+  expect_identical(ns$split_batch(list(y = 1, x = 2)), list(2, 1))
+  expect_identical(ns$split_batch(list(1, 2, x = 3)), list(1, 2))
+  expect_identical(ns$split_batch(list(x = NULL, 1, y = 2)), list(NULL, 1))
+  expect_identical(ns$split_batch(structure(list(a = 1, y = 2, x = 3), class = "my_batch")),
+                   list(3, 2))
+  expect_error(ns$split_batch(1), "a batch must be list(x, y)", fixed = TRUE)
+  expect_error(ns$split_batch(list(1)), "got a list of length 1")
+  # The one-call path for tensors takes the same elements, and counts y's first dim.
+  x <- torch_randn(3, 2)
+  y <- torch_randn(3)
+  b <- ns$prepare_batch(list(z = torch_randn(1), y = y, x = x), "cpu", NULL)
+  expect_identical(as_array(b[[1]]), as_array(x))
+  expect_identical(as_array(b[[2]]), as_array(y))
+  expect_identical(b[[3]], 3)
+  b <- ns$prepare_batch(list(x, torch_randn(3)$sum()), "cpu", NULL)  # a 0-d target: 1 sample
+  expect_identical(b[[3]], 1)
+})
+
 test_that("fit refuses bad arguments and batches, naming them", {
   d <- regression_data(8)
   train <- batches_of(d$X, d$Y, 4)
