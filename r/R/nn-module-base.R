@@ -85,7 +85,8 @@ nn_Module_class <- list(
       fn(module_object(self))
       invisible(module_object(self))
     },
-    print = function(...) print_module(self)
+    print = function(...) print_module(self),
+    clone = function(deep = FALSE) module_clone(self, deep)  # Note [Cloning modules]
   )
 )
 

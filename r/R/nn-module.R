@@ -104,8 +104,13 @@ print.nn_module_generator <- function(x, ...) {
 new_module <- function(def, args, caller) {
   self <- build_instance(def)
   do.call(self$initialize, args, envir = caller)
+  attach_callable(self)
+}
+
+# The module object of Note [Module objects]: self's forward, which callers hold and call.
+attach_callable <- function(self) {
   callable <- get("forward", envir = self)
-  attr(callable, "class") <- c(def$classes, "nn_module")
+  attr(callable, "class") <- c(get(".__classes__", envir = self), "nn_module")
   attr(callable, "module") <- self
   assign(".__callable__", callable, envir = self)
   callable
@@ -113,12 +118,13 @@ new_module <- function(def, args, caller) {
 
 # Note [Module objects]: self with every level's methods bound, the most derived winning.
 build_instance <- function(def) {
+  self <- new.env(parent = emptyenv())
+  assign(".__def__", def, envir = self)  # module_clone() builds a clone's methods from it
   chain <- list()
   while (!is.null(def)) {
     chain <- c(list(def), chain)
     def <- def$parent
   }
-  self <- new.env(parent = emptyenv())
   private <- new.env(parent = emptyenv())
   state <- new.env(parent = emptyenv())
   state$parameters <- list()

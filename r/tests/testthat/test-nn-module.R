@@ -341,3 +341,114 @@ test_that("$cuda() moves a module, whose outputs and gradients match the CPU's",
   gpu_model$cpu()
   expect_false(w$is_cuda)
 })
+
+# ---- clone() (Note [Cloning modules]) ------------------------------------------------------
+
+ids <- function(tensors) .Call(rcuda:::rc_tensor_ids, unname(tensors))
+module_self_of <- function(m) attr(m, "module")
+
+test_that("a deep clone copies every tensor and computes what the original computes", {
+  torch_manual_seed(3)
+  m <- two_layer(3, 4, 2)
+  m$eval()
+  m$fc1$bias$requires_grad_(FALSE)
+  y <- m$clone(deep = TRUE)
+  expect_s3_class(y, "two_layer")
+  expect_false(y$training)
+  expect_identical(y$note, "a plain field")
+  # Different engine objects, equal values, the same markers, requires_grad and leaves.
+  expect_false(any(ids(y$parameters) %in% ids(m$parameters)))
+  expect_false(any(ids(y$buffers) %in% ids(m$buffers)))
+  expect_identical(lapply(y$state_dict(), as_array), lapply(m$state_dict(), as_array))
+  expect_identical(as_array(y$scratch), as_array(m$scratch))
+  expect_identical(lapply(y$parameters, attributes), lapply(m$parameters, attributes))
+  expect_identical(attributes(y$offset), attributes(m$offset))
+  expect_identical(vapply(y$parameters, function(p) p$requires_grad, TRUE),
+                   c(scale = TRUE, fc1.weight = TRUE, fc1.bias = FALSE, fc2.weight = TRUE,
+                     fc2.bias = TRUE))
+  expect_true(all(vapply(y$parameters, function(p) is.null(p$grad_fn), TRUE)))
+  expect_identical(names(y$state_dict()), names(m$state_dict()))  # scratch stays non-persistent
+  x <- matrix(rnorm(15), 5, 3)
+  expect_equal(as_array(y(torch_tensor(x))), two_layer_reference(m, x), tolerance = 1e-6)
+})
+
+test_that("a deep clone trains on its own: the original keeps its weights", {
+  torch_manual_seed(4)
+  m <- two_layer(3, 4, 2)
+  before <- lapply(m$state_dict(), as_array)
+  y <- m$clone(deep = TRUE)
+  opt <- optim_sgd(y$parameters, lr = 0.5)
+  loss <- (y(torch_randn(6, 3))^2)$sum()
+  loss$backward()
+  opt$step()
+  expect_identical(lapply(m$state_dict(), as_array), before)
+  expect_false(identical(lapply(y$state_dict(), as_array), before))
+  expect_true(all(vapply(m$parameters, function(p) is_undefined_tensor(p$grad), TRUE)))
+  expect_false(any(vapply(y$parameters, function(p) is_undefined_tensor(p$grad), TRUE)))
+  # The clone's methods see the clone: its forward reads its own, changed, weights.
+  x <- matrix(rnorm(6), 2, 3)
+  expect_equal(as_array(y(torch_tensor(x))), two_layer_reference(y, x), tolerance = 1e-6)
+})
+
+test_that("what the original reaches twice, the deep clone reaches twice as one copy", {
+  tied <- nn_module(
+    initialize = function() {
+      self$x <- nn_parameter(torch_tensor(1))
+      self$y <- self$x
+      self$a <- nn_buffer(torch_tensor(2))
+      self$b <- self$a
+      self$l1 <- nn_linear(2, 2)
+      self$l2 <- self$l1
+      self$kept <- list(w = self$x, n = 3)
+    },
+    forward = function(x) x
+  )
+  m <- tied()
+  y <- m$clone(deep = TRUE)
+  expect_false(ids(list(y$x)) == ids(list(m$x)))
+  expect_identical(ids(list(y$x, y$a, y$l1$weight, y$kept$w)),
+                   ids(list(y$y, y$b, y$l2$weight, y$x)))
+  expect_identical(y$kept$n, 3)
+  expect_length(y$parameters, 3)  # x, l1.weight, l1.bias: the tied ones count once
+  expect_identical(module_self_of(y$l1), module_self_of(y$l2))
+  expect_false(identical(module_self_of(y$l1), module_self_of(m$l1)))
+})
+
+test_that("a shallow clone is a new module sharing the original's tensors and submodules", {
+  m <- two_layer(2, 3, 1)
+  y <- m$clone()
+  expect_identical(ids(y$parameters), ids(m$parameters))
+  expect_identical(module_self_of(y$fc1), module_self_of(m$fc1))
+  y$note <- "changed"
+  y$eval()
+  expect_identical(m$note, "a plain field")
+  expect_true(m$training)
+  expect_false(m$fc1$training)  # the shared submodule
+})
+
+test_that("clone() keeps private fields, and refuses a deep that is not TRUE or FALSE", {
+  counter <- nn_module(
+    initialize = function() private$calls <- 0,
+    forward = function(x) {
+      private$calls <- private$calls + 1
+      x
+    },
+    active = list(calls = function() private$calls)
+  )
+  m <- counter()
+  m(1)
+  y <- m$clone(deep = TRUE)
+  y(1)
+  y(1)
+  expect_equal(c(m$calls, y$calls), c(1, 3))
+  expect_s3_class(nn_relu()$clone(TRUE), "nn_relu")
+  finalized <- nn_module(
+    initialize = function() self$lin <- nn_linear(1, 2),
+    private = list(finalize_deep_clone = function() self$copied_from <- "finalize_deep_clone")
+  )()
+  expect_identical(finalized$clone(deep = TRUE)$copied_from, "finalize_deep_clone")
+  expect_null(finalized$clone()$copied_from)
+  expect_null(finalized$copied_from)
+  expect_error(m$clone(deep = NA), "nn_module\\$clone: deep must be TRUE or FALSE, got NA",
+               class = "rcuda_value_error")
+})
