@@ -12,10 +12,15 @@ error_classes <- c(
   FileError = "rcuda_file_error"
 )
 
+# torch for R's own class for the same kind of error, which scripts written for it catch
+# (tryCatch(value_error = ...), expect_error(class = "value_error")).
+torch_error_classes <- c(rcuda_value_error = "value_error")
+
 # Signals an rcuda_error of the given class; `call` is left out, as the message names the op.
 rcuda_abort <- function(class, message) {
+  torch_class <- unname(torch_error_classes[class])
   stop(structure(
-    class = unique(c(class, "rcuda_error", "error", "condition")),
+    class = unique(c(class, torch_class[!is.na(torch_class)], "rcuda_error", "error", "condition")),
     list(message = message, call = NULL)
   ))
 }

@@ -77,6 +77,19 @@ test_that("shape mismatches raise rcuda_shape_error with the engine's message", 
   expect_match(conditionMessage(err), "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)", fixed = TRUE)
 })
 
+test_that("value errors, from the engine and from R, also carry torch for R's class value_error", {
+  from_engine <- tryCatch(torch_eye(-1), error = identity)
+  from_r <- tryCatch(nn_linear(2, 1)$clone(deep = "yes"), error = identity)
+  for (err in list(from_engine, from_r)) {
+    expect_identical(class(err), c("rcuda_value_error", "value_error", "rcuda_error", "error",
+                                   "condition"))
+  }
+  expect_identical(tryCatch(torch_eye(-1), value_error = function(e) "caught"),
+                   "caught")
+  shape <- tryCatch(torch_ones(2, 3) + torch_ones(4, 5), error = identity)
+  expect_false(inherits(shape, "value_error"))
+})
+
 test_that("%/% floors as base R on doubles, with tensors or numbers on either side", {
   for (device in test_devices()) {
     x <- random_array(4, 5) * 10
