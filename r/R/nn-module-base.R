@@ -114,6 +114,13 @@ load_state <- function(self, state_dict, strict) {
   }
   targets <- state_entries(self, "")
   missing_keys <- setdiff(names(targets), names(state_dict))
+  # State dicts from before batch norms counted their batches have no num_batches_tracked:
+  # torch (R and Python) loads them with the count at 0.
+  untracked <- missing_keys[grepl("(^|\\.)num_batches_tracked$", missing_keys)]
+  if (length(untracked)) {
+    state_dict[untracked] <- lapply(untracked, function(key) torch_zeros_like(targets[[key]]))
+    missing_keys <- setdiff(missing_keys, untracked)
+  }
   unexpected <- setdiff(names(state_dict), names(targets))
   if (isTRUE(strict) && (length(missing_keys) || length(unexpected))) {
     value_error("load_state_dict: the state_dict does not match the module (strict = TRUE)",

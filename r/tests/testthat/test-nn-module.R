@@ -452,3 +452,24 @@ test_that("clone() keeps private fields, and refuses a deep that is not TRUE or 
   expect_error(m$clone(deep = NA), "nn_module\\$clone: deep must be TRUE or FALSE, got NA",
                class = "rcuda_value_error")
 })
+
+test_that("a state dict without a batch norm's num_batches_tracked loads with the count at 0", {
+  torch_manual_seed(5)
+  m <- nn_sequential(nn_linear(2, 3), nn_batch_norm1d(3))
+  m(torch_randn(4, 2))  # training mode: the batch norm counts one batch
+  sd <- m$state_dict()
+  count_key <- grep("num_batches_tracked$", names(sd), value = TRUE)
+  expect_length(count_key, 1)
+  expect_equal(as.numeric(as_array(sd[[count_key]])), 1)
+  old <- sd[names(sd) != count_key]  # as saved before batch norms counted batches
+  fresh <- nn_sequential(nn_linear(2, 3), nn_batch_norm1d(3))
+  fresh(torch_randn(4, 2))
+  fresh(torch_randn(4, 2))
+  fresh$load_state_dict(old)
+  loaded <- fresh$state_dict()
+  expect_equal(as.numeric(as_array(loaded[[count_key]])), 0)
+  expect_identical(loaded[[count_key]]$dtype, torch_long())
+  for (key in names(old)) expect_identical(as_array(loaded[[key]]), as_array(old[[key]]))
+  # Any other missing key is still an error.
+  expect_error(fresh$load_state_dict(old[-1]), paste0("missing keys: ", names(old)[1]))
+})
