@@ -65,12 +65,32 @@ describe_dtype <- function(d) {
   if (is_dtype(d)) paste0("torch_", as.character(d)) else deparse(d, nlines = 1)[1]
 }
 
-# The engine name for a dtype argument (NULL stays NULL): what .Call receives.
+# The strings torch for R takes for a dtype (dtype = "double", x$to(dtype = "long")), each with
+# the engine's name.
+dtype_strings <- c(
+  float32 = "float32", float = "float32", float64 = "float64", double = "float64",
+  float16 = "float16", half = "float16", bfloat16 = "bfloat16", uint8 = "uint8", int8 = "int8",
+  int16 = "int16", short = "int16", int32 = "int32", int = "int32", int64 = "int64",
+  long = "int64", bool = "bool"
+)
+
+is_dtype_string <- function(x) is.character(x) && length(x) == 1 && !is.na(x) && x %in% names(dtype_strings)
+
+# The engine name for a dtype argument, a dtype or one of dtype_strings (NULL stays NULL): what
+# .Call receives.
 dtype_name <- function(dtype) {
   if (is.null(dtype)) return(NULL)
   if (is_dtype(dtype)) return(dtype$name)
+  if (is_dtype_string(dtype)) return(unname(dtype_strings[dtype]))
+  if (is.character(dtype) && length(dtype) == 1) {
+    dtype_error("dtype \"", dtype, "\" is not one rcuda knows; use a torch dtype such as ",
+                "torch_float() or one of the names ", paste0("\"", names(dtype_strings), "\"", collapse = ", "))
+  }
   dtype_error("dtype must be a torch dtype such as torch_float(), got ", class(dtype)[1])
 }
+
+# A dtype argument as a dtype object (strings as dtype_name() reads them; NULL stays NULL).
+as_dtype <- function(dtype) if (is.null(dtype)) NULL else new_dtype(dtype_name(dtype))
 
 #' @export
 print.rcuda_dtype <- function(x, ...) {

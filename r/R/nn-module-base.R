@@ -45,7 +45,7 @@ nn_Module_class <- list(
     # memory_format (torch's module.to(memory_format =)): 4-D parameters and buffers are laid
     # out in it (channels-last conv weights); others keep theirs.
     to = function(dtype = NULL, device = NULL, ..., memory_format = NULL) {
-      if (!is.null(dtype) && !is_dtype(dtype)) {  # model$to("cuda"), model$to(torch_device("cuda"))
+      if (!is.null(dtype) && !is_dtype(dtype) && !is_dtype_string(dtype)) {  # model$to("cuda")
         device <- dtype
         dtype <- NULL
       }

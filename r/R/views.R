@@ -98,8 +98,8 @@ m$element_size <- function(self) {
 m$item <- function(self) .Call(rc_item, self)
 
 # torch for R's to(dtype, device, other, non_blocking, copy, memory_format). A device may
-# also come first (x$to("cuda"), x$to(torch_device("cpu"))); a string that is no device is
-# refused (torch for R takes no dtype strings): x$to(dtype = "double") is an error, not a device.
+# also come first (x$to("cuda"), x$to(torch_device("cpu"))); any other string is a dtype
+# (x$to(dtype = "double"), x$to("long")), as torch for R reads it, never a device.
 device_spec <- function(s) grepl("^(cpu|cpu:0|cuda|cuda:[0-9]+)$", s)
 m$to <- function(self, dtype = NULL, device = NULL, other = NULL, non_blocking = FALSE, copy = FALSE,
                  memory_format = NULL) {
@@ -114,7 +114,7 @@ m$to <- function(self, dtype = NULL, device = NULL, other = NULL, non_blocking =
       if (!is.null(device)) value_error("to: two devices given (", device_string(dtype), " and ", device_string(device), ")")
       device <- dtype
       dtype <- NULL
-    } else {
+    } else if (!is.character(dtype)) {
       dtype_error("to: dtype must be a torch dtype such as torch_double(), got ", deparse(dtype, nlines = 1)[1])
     }
   }

@@ -51,14 +51,17 @@ test_that("$expand(size, implicit) reads a logical after the sizes as implicit",
   expect_equal(x$expand(2, 3)$shape, c(2L, 3L))
 })
 
-test_that("$to(other = y) takes y's dtype and device; a dtype string is refused, never a device", {
+test_that("$to(other = y) takes y's dtype and device; a dtype string is a dtype, never a device", {
   x <- torch_tensor(matrix(1:6, 2) + 0.5)
   y <- torch_tensor(1L)
   z <- x$to(other = y)
   expect_true(z$dtype == torch_long())
   expect_equal(as_array(z), matrix(1:6, 2) + 0L)  # a copy to int64 truncates, as torch
   expect_true(x$to(other = torch_tensor(1, dtype = torch_double()))$dtype == torch_double())
-  expect_error(x$to(dtype = "double"), "dtype must be a torch dtype", class = "rcuda_dtype_error")
+  expect_true(x$to(dtype = "double")$dtype == torch_double())
+  expect_true(x$to("long")$dtype == torch_long())
+  expect_error(x$to(dtype = "doubel"), "dtype \"doubel\" is not one rcuda knows",
+               class = "rcuda_dtype_error")
   expect_error(x$to(other = y, dtype = torch_double()), "not both")
   expect_true(x$to(torch_double())$dtype == torch_double())
   expect_true(x$to(device = "cpu")$device == torch_device("cpu"))
@@ -226,4 +229,24 @@ test_that("R vectors and arrays where a tensor is expected become tensors, as to
   expect_equal(torch_zeros_like(m1)$shape, c(2L, 3L))
   expect_true(torch_tensor(1:3)$dtype == torch_long())
   expect_true(torch_abs(-2:2)$dtype == torch_long())  # integer data stays int64, as torch_tensor()
+})
+
+test_that("dtype arguments take torch for R's strings as well as dtypes", {
+  strings <- list(float32 = torch_float32(), float = torch_float(), float64 = torch_float64(),
+                  double = torch_double(), float16 = torch_float16(), half = torch_half(),
+                  bfloat16 = torch_bfloat16(), uint8 = torch_uint8(), int8 = torch_int8(),
+                  int16 = torch_int16(), short = torch_short(), int32 = torch_int32(),
+                  int = torch_int(), int64 = torch_int64(), long = torch_long(),
+                  bool = torch_bool())
+  for (name in names(strings)) {
+    expect_true(torch_empty(2, 3, dtype = name)$dtype == strings[[name]])
+    expect_true(torch_tensor(c(1, 0), dtype = name)$dtype == strings[[name]])
+  }
+  expect_identical(as_array(torch_tensor(c(1.7, -2.2), dtype = "long")), c(1L, -2L))
+  m <- nn_linear(2, 1)
+  m$to(dtype = "double")
+  expect_true(m$weight$dtype == torch_double())
+  expect_error(torch_zeros(2, dtype = "cfloat"), "dtype \"cfloat\" is not one rcuda knows",
+               class = "rcuda_dtype_error")
+  expect_error(torch_zeros(2, dtype = c("float", "double")), "dtype must be a torch dtype")
 })
