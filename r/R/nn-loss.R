@@ -17,23 +17,41 @@ reduction_arg <- function(fn, reduction, choices = c("mean", "sum", "none")) {
 
 # ---- functions --------------------------------------------------------------------------------
 
+# Regression losses broadcast input against target, so a [N, 1] prediction against a [N] target
+# compares every prediction with every target: torch warns, and so does rcuda.
+warn_target_size <- function(fn, input, target) {
+  if (!is_torch_tensor(input) || !is_torch_tensor(target)) return(invisible())
+  a <- .Call(rc_shape, input)
+  b <- .Call(rc_shape, target)
+  if (!identical(a, b)) {
+    warning(fn, ": the target's size [", paste(b, collapse = ", "), "] differs from the input's [",
+            paste(a, collapse = ", "), "]; broadcasting will likely give wrong results (make them ",
+            "the same size)", call. = FALSE)
+  }
+  invisible()
+}
+
 #' @export
 nnf_mse_loss <- function(input, target, reduction = "mean") {
+  warn_target_size("nnf_mse_loss", input, target)
   .Call(rc_nn_regression_loss, "mse", input, target, reduction_arg("nnf_mse_loss", reduction), 0)
 }
 
 #' @export
 nnf_l1_loss <- function(input, target, reduction = "mean") {
+  warn_target_size("nnf_l1_loss", input, target)
   .Call(rc_nn_regression_loss, "l1", input, target, reduction_arg("nnf_l1_loss", reduction), 0)
 }
 
 #' @export
 nnf_smooth_l1_loss <- function(input, target, reduction = "mean", beta = 1) {
+  warn_target_size("nnf_smooth_l1_loss", input, target)
   .Call(rc_nn_regression_loss, "smooth_l1", input, target, reduction_arg("nnf_smooth_l1_loss", reduction), beta)
 }
 
 #' @export
 nnf_huber_loss <- function(input, target, reduction = "mean", delta = 1) {
+  warn_target_size("nnf_huber_loss", input, target)
   .Call(rc_nn_regression_loss, "huber", input, target, reduction_arg("nnf_huber_loss", reduction), delta)
 }
 
@@ -66,6 +84,11 @@ nnf_binary_cross_entropy_with_logits <- function(input, target, weight = NULL,
 #' @export
 nnf_kl_div <- function(input, target, reduction = "mean", log_target = FALSE) {
   reduction <- reduction_arg("nnf_kl_div", reduction, c("mean", "sum", "none", "batchmean"))
+  if (reduction == "mean") {
+    warning("nnf_kl_div: reduction = \"mean\" divides the total loss by both the batch size and ",
+            "the support size; \"batchmean\" divides only by the batch size, as KL divergence's ",
+            "definition does", call. = FALSE)
+  }
   .Call(rc_nn_kl_div, input, target, reduction, log_target)
 }
 

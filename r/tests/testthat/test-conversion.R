@@ -35,7 +35,9 @@ test_that("NA becomes NaN in floating dtypes and an error elsewhere", {
 
 test_that("unsupported R types are refused", {
   expect_error(torch_tensor("a"), class = "rcuda_dtype_error")
-  expect_error(torch_tensor(1, dtype = "float"), class = "rcuda_dtype_error")
+  expect_error(torch_tensor(1, dtype = "float8"), "dtype \"float8\" is not one rcuda knows",
+               class = "rcuda_dtype_error")
+  expect_error(torch_tensor(1, dtype = list()), class = "rcuda_dtype_error")
 })
 
 test_that("as_* conversions and item()", {

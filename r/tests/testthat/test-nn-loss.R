@@ -34,7 +34,7 @@ test_that("regression losses match base R for every reduction, as functions and 
   # Broadcasting target, and the default (mean) reduction's gradient.
   x <- dbl(xv, TRUE)
   rv <- rnorm(5)
-  nnf_mse_loss(x, dbl(rv))$backward()
+  expect_warning(nnf_mse_loss(x, dbl(rv))$backward(), "the target's size \\[5\\] differs")
   expect_equal(as_array(x$grad), 2 * sweep(xv, 2, rv) / 15)
   expect_error(nnf_mse_loss(dbl(xv), dbl(yv), "avg"), "nnf_mse_loss: reduction must be one of", class = "rcuda_value_error")
   expect_error(nn_l1_loss(reduction = "avg"), "reduction must be one of", class = "rcuda_value_error")
@@ -153,7 +153,7 @@ test_that("nnf_kl_div matches base R, batchmean and log_target included", {
   x <- dbl(logq)
   t <- dbl(p)
   expect_equal(as_array(nnf_kl_div(x, t, reduction = "none")), pointwise)
-  expect_equal(as_array(nnf_kl_div(x, t)), mean(pointwise))
+  expect_equal(as_array(suppressWarnings(nnf_kl_div(x, t))), mean(pointwise))
   expect_equal(as_array(nnf_kl_div(x, t, reduction = "sum")), sum(pointwise))
   expect_equal(as_array(nn_kl_div_loss(reduction = "batchmean")(x, t)), sum(pointwise) / 3)
   expect_equal(as_array(nn_kl_div_loss(reduction = "batchmean", log_target = TRUE)(x, dbl(log(p)))), sum(pointwise) / 3)
@@ -201,4 +201,17 @@ test_that("losses take non-contiguous inputs, and an empty batch's mean is NaN",
   expect_equal(as_array(nnf_mse_loss(x, dbl(yv))), mean((t(logits_t) - yv)^2))
   expect_true(is.nan(as_array(nnf_mse_loss(torch_zeros(0, 3), torch_zeros(0, 3)))))
   expect_equal(as_array(nnf_mse_loss(torch_zeros(0, 3), torch_zeros(0, 3), reduction = "sum")), 0)
+})
+
+test_that("regression losses warn when the target's size differs from the input's, as torch's", {
+  input <- torch_randn(4, 1)
+  target <- torch_randn(4)
+  for (fn in list(nnf_mse_loss, nnf_l1_loss, nnf_smooth_l1_loss, nnf_huber_loss)) {
+    expect_warning(out <- fn(input, target), "the target's size \\[4\\] differs from the input's \\[4, 1\\]")
+    # The result is still torch's: the broadcast [4, 4] comparison.
+    expect_equal(out$item(), fn(input$expand(c(4, 4)), target$expand(c(4, 4)))$item(), tolerance = 1e-6)
+    expect_silent(fn(input, target$unsqueeze(2)))
+  }
+  expect_warning(nnf_kl_div(torch_randn(2, 3)$log_softmax(2), torch_rand(2, 3)), "\"batchmean\" divides only by the batch size")
+  expect_silent(nnf_kl_div(torch_randn(2, 3)$log_softmax(2), torch_rand(2, 3), reduction = "batchmean"))
 })

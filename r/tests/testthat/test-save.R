@@ -36,7 +36,7 @@ test_that("views, empty and 0-d tensors are saved as their values", {
   path <- tempfile(fileext = ".safetensors")
   on.exit(unlink(path))
   base <- torch_randn(5, 6)
-  objects <- list(t = base$t(), stepped = base[, 1:6:2], empty = torch_zeros(0, 3),
+  objects <- list(t = base$t(), stepped = base[, slc(1, 6, 2)], empty = torch_zeros(0, 3),
                   scalar = torch_scalar_tensor(2.5), row = base[3, ])
   torch_save(objects, path)
   back <- torch_load(path)
