@@ -23,6 +23,9 @@ m$backward <- function(self, gradient = NULL, retain_graph = create_graph, creat
   invisible(.Call(rc_backward, self, gradient, retain_graph))
 }
 m$detach <- function(self) .Call(rc_detach, self)
+# torch for R's $data() (PyTorch's .data): the same values, outside the graph; writing into it
+# writes the tensor, unseen by autograd (nn init code does this).
+m$data <- function(self) .Call(rc_detach, self)
 m$detach_ <- function(self) invisible(.Call(rc_detach_, self))
 m$retain_grad <- function(self) invisible(.Call(rc_retain_grad, self))
 m$register_hook <- function(self, hook) {

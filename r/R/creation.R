@@ -110,6 +110,11 @@ torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, devic
 # whole step (the default 1) give int64, so torch_arange(1L, 5L) counts in integers.
 #' @export
 torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  # One-element tensors stand for their numbers, as torch for R takes them.
+  number <- function(v) if (is_torch_tensor(v)) v$item() else v
+  start <- number(start)
+  end <- number(end)
+  step <- number(step)
   if (step == 0) value_error("torch_arange: step must be nonzero")
   all_integer <- is.integer(start) && is.integer(end) && step == round(step)
   float_dtype <- if (is.null(dtype)) torch_get_default_dtype()$name else dtype_name(dtype)

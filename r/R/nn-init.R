@@ -13,6 +13,24 @@ init_string <- function(fn, name, value) {
   value
 }
 
+# torch for R's $uniform_(from, to) and $normal_(mean, std): fill self from the engine's random
+# streams. As every in-place op, refused on a leaf that requires grad while grad mode is on.
+random_fill_ <- function(fn, kind, self, a, b, generator) {
+  if (!is.null(generator)) value_error(fn, ": generator is not supported; seed with torch_manual_seed()")
+  if (.Call(rc_grad_mode, NULL) && .Call(rc_requires_grad, self) && .Call(rc_is_leaf, self)) {
+    value_error(fn, ": a leaf Variable that requires grad is being used in an in-place operation ",
+                "(wrap it in with_no_grad())")
+  }
+  init_tensor(kind, self, a, b)
+  invisible(self)
+}
+tensor_methods$uniform_ <- function(self, from = 0, to = 1, generator = NULL) {
+  random_fill_("uniform_", "uniform", self, from, to, generator)
+}
+tensor_methods$normal_ <- function(self, mean = 0, std = 1, generator = NULL) {
+  random_fill_("normal_", "normal", self, mean, std, generator)
+}
+
 #' @export
 nn_init_uniform_ <- function(tensor, a = 0, b = 1) init_tensor("uniform", tensor, a, b)
 

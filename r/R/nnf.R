@@ -33,6 +33,13 @@ nnf_layer_norm <- function(input, normalized_shape, weight = NULL, bias = NULL, 
   .Call(rc_nn_layer_norm, input, unlist(normalized_shape), weight, bias, eps)
 }
 
+# input / max(||input||_p, eps) along dim (1-based), as torch for R's (its default dim is 2).
+#' @export
+nnf_normalize <- function(input, p = 2, dim = 2, eps = 1e-12, out = NULL) {
+  if (!is.null(out)) value_error("nnf_normalize: out = is not supported; assign the result")
+  input / torch_clamp(torch_norm(input, p = p, dim = dim, keepdim = TRUE), min = eps)
+}
+
 # ---- activations --------------------------------------------------------------------------
 
 #' @export

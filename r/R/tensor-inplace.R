@@ -106,7 +106,7 @@ m$masked_fill_ <- function(self, mask, value) {
 
 # Strides in elements, one per dim, or the one of dim (1-based; negative from the end).
 m$stride <- function(self, dim = NULL) {
-  strides <- .Call(rc_strides, self)
+  strides <- as.numeric(.Call(rc_strides, self))  # numbers, as torch for R gives them
   if (is.null(dim)) return(strides)
   strides[[extra_dim(dim, length(strides), "stride", "dim")]]
 }

@@ -33,6 +33,18 @@ torch_index_select <- function(self, dim, index) {
   .Call(rc_index_select, as_tensor_arg(self), dim, index)
 }
 
+# The slices of self along dim (1-based), each a view without that dim, as a list.
+#' @export
+torch_unbind <- function(self, dim = 1L) {
+  self <- as_tensor_arg(self)
+  d <- extra_dim(dim, self$ndim, "torch_unbind", "dim")
+  lapply(seq_len(self$shape[d]), function(i) .Call(rc_select, self, d, i))
+}
+
+# The slice at index (1-based) along dim, without that dim: a view.
+#' @export
+torch_select <- function(self, dim, index) .Call(rc_select, as_tensor_arg(self), dim, index)
+
 #' @export
 torch_masked_select <- function(self, mask) .Call(rc_masked_select, as_tensor_arg(self), as_tensor_arg(mask))
 
@@ -78,6 +90,8 @@ m$is_contiguous <- function(self, memory_format = torch_contiguous_format()) {
   .Call(rc_is_contiguous, self, memory_format_name(memory_format, "is_contiguous") == "channels_last")
 }
 m$index_select <- torch_index_select
+m$unbind <- function(self, dim = 1L) torch_unbind(self, dim)
+m$select <- function(self, dim, index) .Call(rc_select, self, dim, index)
 m$masked_select <- torch_masked_select
 m$masked_fill <- function(self, mask, value) .Call(rc_masked_fill, self, mask, value)
 m$copy_ <- function(self, src) invisible(.Call(rc_assign, self, src))

@@ -250,3 +250,49 @@ test_that("dtype arguments take torch for R's strings as well as dtypes", {
                class = "rcuda_dtype_error")
   expect_error(torch_zeros(2, dtype = c("float", "double")), "dtype must be a torch dtype")
 })
+
+test_that("unbind, select, stride and arange over tensors follow torch for R", {
+  xv <- random_array(3, 4)
+  x <- torch_tensor(xv)
+  parts <- torch_unbind(x, 2)
+  expect_length(parts, 4)
+  for (j in 1:4) expect_equal(as_array(parts[[j]]), xv[, j], tolerance = 1e-6)
+  rows <- x$unbind()
+  expect_length(rows, 3)
+  expect_equal(as_array(rows[[3]]), xv[3, ], tolerance = 1e-6)
+  expect_equal(as_array(x$select(2, 4)), xv[, 4], tolerance = 1e-6)
+  expect_equal(as_array(torch_select(x, -1, 1)), xv[, 1], tolerance = 1e-6)
+  expect_identical(x$stride(), c(4, 1))
+  expect_identical(x$t()$stride(2), 4)
+  expect_identical(as_array(torch_arange(torch_tensor(1), torch_tensor(10), torch_tensor(2))),
+                   as_array(torch_arange(1, 10, 2)))
+  expect_length(as_array(torch_arange(torch_tensor(10), torch_tensor(1), torch_tensor(-1))), 10)
+  expect_error(torch_unbind(x, 3), "torch_unbind: dim 3 is out of range")
+})
+
+test_that("$uniform_(), $normal_() and $data() fill and reach a parameter as torch for R's", {
+  torch_manual_seed(11)
+  w <- torch_zeros(20000, requires_grad = TRUE)
+  expect_error(w$uniform_(-1, 1), "uniform_: a leaf Variable that requires grad", class = "rcuda_value_error")
+  with_no_grad(w$uniform_(-2, 3))
+  u <- as_array(w)
+  expect_true(all(u >= -2 & u < 3))
+  expect_equal(mean(u), 0.5, tolerance = 0.05)
+  expect_true(w$requires_grad)
+  # $data() shares the values outside the graph: filling it fills the parameter.
+  d <- w$data()
+  expect_false(d$requires_grad)
+  d$normal_(5, 0.5)
+  n <- as_array(w)
+  expect_equal(c(mean(n), sd(n)), c(5, 0.5), tolerance = 0.02)
+  expect_error(w$normal_(generator = 1), "generator is not supported")
+})
+
+test_that("nnf_normalize divides by the p-norm along dim, at least eps", {
+  xv <- rbind(random_array(4), rep(0, 4), random_array(4))
+  x <- torch_tensor(xv, dtype = torch_float64())
+  expect_equal(as_array(nnf_normalize(x)), xv / pmax(sqrt(rowSums(xv^2)), 1e-12))
+  expect_equal(as_array(nnf_normalize(x, p = 1, dim = 1)),
+               sweep(xv, 2, pmax(colSums(abs(xv)), 1e-12), "/"))
+  expect_identical(as_array(nnf_normalize(x))[2, ], rep(0, 4))
+})
