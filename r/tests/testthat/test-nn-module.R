@@ -254,15 +254,17 @@ test_that("inherit = and super$ reach the parent's methods", {
   expect_identical(names(m$parameters), c("weight", "bias"))
 })
 
+# A module counting its calls in a private field, read through an active binding.
+counter <- nn_module(
+  initialize = function() private$calls <- 0,
+  forward = function(x) {
+    private$calls <- private$calls + 1
+    x
+  },
+  active = list(calls = function() private$calls)
+)
+
 test_that("private members and active bindings work", {
-  counter <- nn_module(
-    initialize = function() private$calls <- 0,
-    forward = function(x) {
-      private$calls <- private$calls + 1
-      x
-    },
-    active = list(calls = function() private$calls)
-  )
   m <- counter()
   m(1)
   m(2)
@@ -427,14 +429,6 @@ test_that("a shallow clone is a new module sharing the original's tensors and su
 })
 
 test_that("clone() keeps private fields, and refuses a deep that is not TRUE or FALSE", {
-  counter <- nn_module(
-    initialize = function() private$calls <- 0,
-    forward = function(x) {
-      private$calls <- private$calls + 1
-      x
-    },
-    active = list(calls = function() private$calls)
-  )
   m <- counter()
   m(1)
   y <- m$clone(deep = TRUE)
