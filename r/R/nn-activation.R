@@ -65,6 +65,14 @@ nn_tanh <- nn_module(
   forward = function(input) nnf_tanh(input)
 )
 
+# relu6: min(max(0, x), 6), hardtanh between 0 and 6 (MobileNet's activation).
+#' @export
+nn_relu6 <- nn_module(
+  "nn_relu6",
+  initialize = function(inplace = FALSE) self$inplace <- inplace,
+  forward = function(input) nnf_relu6(input, self$inplace)
+)
+
 #' @export
 nn_hardtanh <- nn_module(
   "nn_hardtanh",

@@ -82,6 +82,9 @@ nnf_sigmoid <- function(input) .Call(rc_nn_activation, "sigmoid", input, 0, 0, N
 nnf_tanh <- function(input) .Call(rc_nn_activation, "tanh", input, 0, 0, NULL)
 
 #' @export
+nnf_relu6 <- function(input, inplace = FALSE) nnf_hardtanh(input, 0, 6, inplace)
+
+#' @export
 nnf_hardtanh <- function(input, min_val = -1, max_val = 1, inplace = FALSE) {
   write_back(input, .Call(rc_nn_activation, "hardtanh", input, min_val, max_val, NULL), inplace)
 }

@@ -66,7 +66,12 @@ activation_cases <- list(
   list("softplus", function(x) nnf_softplus(x, 2, 3), nn_softplus(2, 3), function(x) softplus_ref(x, 2, 3)),
   list("sigmoid", nnf_sigmoid, nn_sigmoid(), sigmoid),
   list("tanh", nnf_tanh, nn_tanh(), tanh),
-  list("hardtanh", function(x) nnf_hardtanh(x, -0.5, 0.8), nn_hardtanh(-0.5, 0.8), function(x) pmin(pmax(x, -0.5), 0.8))
+  list("hardtanh", function(x) nnf_hardtanh(x, -0.5, 0.8), nn_hardtanh(-0.5, 0.8), function(x) pmin(pmax(x, -0.5), 0.8)),
+  # Scaled by 4 so that both bounds are reached.
+  list("relu6", function(x) nnf_relu6(x * 4), local({
+    m <- nn_relu6()
+    function(x) m(x * 4)
+  }), function(x) pmin(pmax(x * 4, 0), 6))
 )
 
 test_that("activations match base R, as functions and as modules", {
