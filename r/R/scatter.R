@@ -38,6 +38,30 @@ scatter_call <- function(op, self, dim, index, src, alpha) {
   })
 }
 
+# One row of num_classes per element, with a 1 at its 1-based class (num_classes = -1: the
+# largest class given), int64, as torch for R's.
+#' @export
+nnf_one_hot <- function(tensor, num_classes = -1) {
+  if (!is.numeric(num_classes) || length(num_classes) != 1 || is.na(num_classes) ||
+        num_classes != trunc(num_classes) || (num_classes < 1 && num_classes != -1)) {
+    value_error("nnf_one_hot: num_classes must be a whole number >= 1, or -1, got ", deparse(num_classes)[1])
+  }
+  # The engine sees the classes minus 1: the values in its messages are the user's minus 1.
+  tryCatch(.Call(rc_one_hot, tensor, num_classes), rcuda_error = function(e) {
+    message <- conditionMessage(e)
+    if (!startsWith(message, "one_hot:")) stop(e)
+    for (pattern in c("got (-?[0-9]+)$", "class value (-?[0-9]+) ")) {
+      found <- regmatches(message, regexec(pattern, message))[[1]]
+      if (length(found)) {
+        message <- sub(found[1], sub(found[2], as.numeric(found[2]) + 1, found[1], fixed = TRUE),
+                       message, fixed = TRUE)
+      }
+    }
+    message <- sub("must be non-negative", "must be at least 1", message, fixed = TRUE)
+    rcuda_abort(class(e)[1], paste0("nnf_", message, " (classes count from 1)"))
+  })
+}
+
 #' @export
 torch_masked_fill <- function(self, mask, value) .Call(rc_masked_fill, as_tensor_arg(self), mask, value)
 

@@ -1,4 +1,5 @@
-// torch for R's gather, scatter, scatter_add and index_add: dims and index values count from 1.
+// torch for R's gather, scatter, scatter_add, index_add and one_hot: dims and index values count
+// from 1.
 // The engine's ops (rcuda/autograd/api.h) record for autograd; the 1-based index becomes the
 // engine's 0-based one with one subtraction on its device, so nothing is read back to the host.
 // An index the engine finds out of range is its IndexError, on its device's terms (CUDA reports
@@ -11,11 +12,10 @@ using namespace rcuda::r;
 namespace {
 
 // The engine's 0-based index from torch for R's 1-based int64 one.
-Tensor zero_based(SEXP index, const char* op) {
+Tensor zero_based(SEXP index, const char* op, const char* arg = "index") {
   const Tensor& i = unwrap(index);
-  RCUDA_CHECK(i.dtype() == DType::Int64, DTypeError, op,
-              ": index must be an int64 tensor (dtype = torch_long()), got ",
-              dtype_name(i.dtype()));
+  RCUDA_CHECK(i.dtype() == DType::Int64, DTypeError, op, ": ", arg,
+              " must be an int64 tensor (dtype = torch_long()), got ", dtype_name(i.dtype()));
   return sub(i, Scalar(int64_t{1}));
 }
 
@@ -51,5 +51,14 @@ extern "C" SEXP rc_scatter(SEXP op, SEXP x, SEXP dim, SEXP index, SEXP src, SEXP
   Shape along(s.dim(), 1);
   along[d] = n;
   return wrap(scatter_add(self, d, reshape(i, along).expand(s.shape()), scaled));
+  RCUDA_END
+}
+
+// torch for R's one_hot: classes 1..num_classes (num_classes -1: the largest class given) become
+// int64 rows of num_classes with a 1 at the class.
+extern "C" SEXP rc_one_hot(SEXP x, SEXP num_classes) {
+  RCUDA_BEGIN
+  return wrap(one_hot(zero_based(x, "nnf_one_hot", "tensor"),
+                      static_cast<int64_t>(Rf_asReal(num_classes))));
   RCUDA_END
 }

@@ -132,3 +132,21 @@ test_that("empty indices change nothing, and bad arguments are errors naming the
                "index_add: the index has 2 elements but the source has 3 along dim 1")
   expect_identical(as_array(torch_masked_fill(torch_ones(2), torch_tensor(c(TRUE, FALSE)), 5)), c(5, 1))
 })
+
+test_that("nnf_one_hot puts a 1 at each 1-based class, as torch for R's", {
+  for (device in test_devices()) {
+    classes <- matrix(c(3, 1, 2, 3, 3, 1), 2)
+    out <- nnf_one_hot(long(classes)$to(device = device))
+    expect_identical(out$dtype, torch_long())
+    expected <- array(0, c(2, 3, 3))
+    for (i in 1:2) for (j in 1:3) expected[i, j, classes[i, j]] <- 1
+    expect_equal(as_array(out$cpu()), expected)
+    expect_equal(as_array(nnf_one_hot(long(c(2, 1))$to(device = device), 4)$cpu()),
+                 rbind(c(0, 1, 0, 0), c(1, 0, 0, 0)))
+  }
+  expect_error(nnf_one_hot(long(0)), "nnf_one_hot: class values must be at least 1, got 0")
+  expect_error(nnf_one_hot(long(5), 3), "class value 5 is out of range for num_classes 3")
+  expect_error(nnf_one_hot(torch_tensor(1)), "nnf_one_hot: tensor must be an int64 tensor",
+               class = "rcuda_dtype_error")
+  expect_error(nnf_one_hot(long(1), 0), "num_classes must be a whole number >= 1, or -1")
+})
