@@ -65,26 +65,25 @@ describe_dtype <- function(d) {
   if (is_dtype(d)) paste0("torch_", as.character(d)) else deparse(d, nlines = 1)[1]
 }
 
-# The strings torch for R takes for a dtype (dtype = "double", x$to(dtype = "long")), each with
-# the engine's name.
-dtype_strings <- c(
-  float32 = "float32", float = "float32", float64 = "float64", double = "float64",
-  float16 = "float16", half = "float16", bfloat16 = "bfloat16", uint8 = "uint8", int8 = "int8",
-  int16 = "int16", short = "int16", int32 = "int32", int = "int32", int64 = "int64",
-  long = "int64", bool = "bool"
-)
+# A dtype given as torch for R's strings (dtype = "double", x$to(dtype = "long")): the engine's
+# name for it (its parser, dtype_from_name, knows the spellings), NA for a name it does not know.
+dtype_string_name <- function(x) {
+  if (!is.character(x) || length(x) != 1 || is.na(x)) return(NA_character_)
+  .Call(rc_dtype_canonical, x)
+}
 
-is_dtype_string <- function(x) is.character(x) && length(x) == 1 && !is.na(x) && x %in% names(dtype_strings)
+is_dtype_string <- function(x) !is.na(dtype_string_name(x))
 
-# The engine name for a dtype argument, a dtype or one of dtype_strings (NULL stays NULL): what
-# .Call receives.
+# The engine name for a dtype argument, a dtype or a dtype string (NULL stays NULL): what .Call
+# receives.
 dtype_name <- function(dtype) {
   if (is.null(dtype)) return(NULL)
   if (is_dtype(dtype)) return(dtype$name)
-  if (is_dtype_string(dtype)) return(unname(dtype_strings[dtype]))
+  name <- dtype_string_name(dtype)
+  if (!is.na(name)) return(name)
   if (is.character(dtype) && length(dtype) == 1) {
     dtype_error("dtype \"", dtype, "\" is not one rcuda knows; use a torch dtype such as ",
-                "torch_float() or one of the names ", paste0("\"", names(dtype_strings), "\"", collapse = ", "))
+                "torch_float() or a name such as \"float32\", \"double\", \"long\" or \"bool\"")
   }
   dtype_error("dtype must be a torch dtype such as torch_float(), got ", class(dtype)[1])
 }

@@ -19,6 +19,18 @@ extern "C" SEXP rc_get_default_dtype() {
   RCUDA_END
 }
 
+// The engine's name for a dtype spelled as torch does ("double", "long", ...; dtype_from_name), or
+// NA for a name it does not know.
+extern "C" SEXP rc_dtype_canonical(SEXP name) {
+  RCUDA_BEGIN
+  try {
+    return Rf_mkString(dtype_name(dtype_from_name(CHAR(STRING_ELT(name, 0)))));
+  } catch (const DTypeError&) {
+    return Rf_ScalarString(NA_STRING);
+  }
+  RCUDA_END
+}
+
 extern "C" SEXP rc_set_default_dtype(SEXP dtype) {
   RCUDA_BEGIN
   const std::optional<DType> d = dtype_arg(dtype);

@@ -17,6 +17,7 @@ SEXP rc_linspace(SEXP start, SEXP end, SEXP steps, SEXP dtype, SEXP device);
 SEXP rc_eye(SEXP n, SEXP m, SEXP dtype, SEXP device);
 SEXP rc_manual_seed(SEXP seed);
 SEXP rc_get_default_dtype();
+SEXP rc_dtype_canonical(SEXP name);
 SEXP rc_set_default_dtype(SEXP dtype);
 SEXP rc_cuda_info();
 SEXP rc_cuda_doctor(SEXP gpu_checks);
@@ -197,6 +198,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_eye", (DL_FUNC)&rc_eye, 4},
     {"rc_manual_seed", (DL_FUNC)&rc_manual_seed, 1},
     {"rc_get_default_dtype", (DL_FUNC)&rc_get_default_dtype, 0},
+    {"rc_dtype_canonical", (DL_FUNC)&rc_dtype_canonical, 1},
     {"rc_set_default_dtype", (DL_FUNC)&rc_set_default_dtype, 1},
     {"rc_cuda_info", (DL_FUNC)&rc_cuda_info, 0},
     {"rc_cuda_doctor", (DL_FUNC)&rc_cuda_doctor, 1},
