@@ -154,7 +154,7 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
       run_hooks(hooks$on_batch_begin, ctx)
     }
     b <- if (fast_batches) .Call(rc_fit_batch, batch, device)
-    if (is.null(b)) b <- prepare_batch(batch, device, batch_to)
+    if (is.null(b)) b <- prepare_batch_in_r(batch, device, batch_to)
     x <- b[[1L]]
     y <- b[[2L]]
     optimizer$zero_grad()
@@ -300,9 +300,14 @@ batch_count <- function(dl) {
 # list(x, y, samples) on the device: in one call for a list of two tensors (rc_fit_batch),
 # else taken apart and moved here.
 prepare_batch <- function(batch, device, batch_to) {
+  b <- if (is.null(batch_to)) .Call(rc_fit_batch, batch, device)
+  if (is.null(b)) b <- prepare_batch_in_r(batch, device, batch_to)
+  b
+}
+
+# prepare_batch() for what rc_fit_batch does not take: other batches, and batch_to's.
+prepare_batch_in_r <- function(batch, device, batch_to) {
   if (is.null(batch_to)) {
-    b <- .Call(rc_fit_batch, batch, device)
-    if (!is.null(b)) return(b)
     b <- split_batch(batch)
     b <- list(to_device(b[[1L]], device), to_device(b[[2L]], device))
   } else {
