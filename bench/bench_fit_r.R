@@ -1,7 +1,7 @@
 # fit() (r/R/fit.R) against the loop it promises to be (Note [fit is the hand-written loop]):
 # the same model, initial weights, batches and seed trained by each, reporting samples/s of each,
 # the ratio (target: fit() within 5% of the loop's throughput) and whether the parameters after
-# training are identical().
+# training are identical() (and whether the loop's own are, run twice).
 #
 # Models: `cnn`, the network of examples/train_fashion_mnist.R (two 3x3 convolutions with
 # pooling, dropout, two linear layers), and `mlp`, 784-512-512-10, whose short step shows fit()'s
@@ -158,6 +158,10 @@ for (name in models) {
   log(paste0("fit_", name, "_params_identical_to_loop"),
       identical(first$fit$params, first$loop$params) &&
         identical(first$fit_acc$params, first$loop$params))
+  # Whether the loop itself repeats bit for bit: where it does not (a device whose kernels sum
+  # in a varying order), fit() cannot be identical to it either.
+  log(paste0("fit_", name, "_loop_identical_to_itself"),
+      identical(run("loop")$params, first$loop$params))
   times <- matrix(0, reps, length(kinds), dimnames = list(NULL, kinds))
   for (r in seq_len(reps)) for (k in kinds) times[r, k] <- run(k)$seconds
   rate <- samples / apply(times, 2, median)

@@ -15,8 +15,9 @@
 # copy at the end of the training phase and one at the end of validation (read_back()); a
 # progress bar reads the running sums only when it redraws. Sample counts come from shapes,
 # which are on the host. Each batch's loss is kept, detached, by the engine's side of the sum
-# (rc_loss_sum_add, r/src/data.cpp), which folds 64 at a time into a float64 sum with three
-# launches: nothing per batch but one call, neither a launch nor a handle for R.
+# (rc_loss_sum_add, r/src/data.cpp), which folds 64 at a time into a float64 sum with five
+# launches (the 64 joined by one, Note [Batched cat] in the engine's CUDA copy kernels): nothing
+# per batch but one call, neither a launch nor a handle for R.
 
 #' @export
 fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL,

@@ -116,6 +116,20 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   }
 
   Tensor out = Tensor::empty(shape, dtype, first.device());
+  // Contiguous inputs of the result's dtype (the usual case) are joined by one backend call,
+  // which on CUDA is one launch for up to 64 of them (Note [Batched cat]); others are copied
+  // one by one, converting and following their strides.
+  std::vector<Tensor> parts;
+  bool whole_runs = true;
+  for (size_t i : joined) {
+    const Tensor& t = tensors[i];
+    whole_runs = whole_runs && t.dtype() == dtype && t.is_contiguous();
+    if (t.numel() > 0) parts.push_back(t);
+  }
+  if (whole_runs) {
+    if (!parts.empty()) ops::backend_of(out).cat(out, parts, d);
+    return out;
+  }
   int64_t offset = 0;
   for (size_t i : joined) {
     const Tensor& t = tensors[i];

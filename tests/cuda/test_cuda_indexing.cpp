@@ -298,6 +298,45 @@ TEST(CudaIndexing, CatStackSplitChunk) {
   }
 }
 
+// Backend::cat's batched launches (Note [Batched cat]): more inputs than one launch takes, parts
+// of random sizes (zero included), runs whose bytes allow 16-, 8-, 4-, 2- or 1-byte units, and
+// contiguous parts that start at an odd element (narrowed from a larger buffer).
+TEST(CudaIndexing, CatOfManyContiguousParts) {
+  RCUDA_REQUIRE_CUDA();
+  for (DType dtype : test::all_dtypes()) {
+    const std::string what = dtype_name(dtype);
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      for (int64_t inner : {1, 3, 16}) {
+        std::vector<Tensor> host, device;
+        for (int k = 0; k < 130; ++k) {
+          Shape s = {3, 2, inner};
+          s[dim] = random_int(0, 5);
+          host.push_back(random_values(s, dtype));
+          device.push_back(on_cuda(host.back()));
+        }
+        expect_match(cat(device, dim), cat(host, dim), 0,
+                     what + " dim " + std::to_string(dim) + " inner " + std::to_string(inner));
+      }
+    }
+    const Tensor buffer = random_values({401}, dtype);
+    const Tensor on_device = on_cuda(buffer);
+    std::vector<Tensor> host, device;
+    for (int64_t start : {1, 2, 5, 8, 33}) {
+      host.push_back(buffer.narrow(0, start, 50));
+      device.push_back(on_device.narrow(0, start, 50));
+      ASSERT_TRUE(device.back().is_contiguous());
+    }
+    expect_match(cat(device, 0), cat(host, 0), 0, what + " offset parts");
+    // fit()'s loss sum: 0-d tensors stacked.
+    std::vector<Tensor> scalars, host_scalars;
+    for (int k = 0; k < 64; ++k) {
+      host_scalars.push_back(random_values({}, dtype));
+      scalars.push_back(on_cuda(host_scalars.back()));
+    }
+    expect_match(stack(scalars), stack(host_scalars), 0, what + " stacked 0-d");
+  }
+}
+
 // ---- zero-size and errors --------------------------------------------------------------------
 
 TEST(CudaIndexing, ZeroSizeOperands) {

@@ -103,6 +103,27 @@ void expect_error(F&& f, const std::vector<std::string>& parts) {
 
 // ---- cat, stack ------------------------------------------------------------------------------
 
+// cat(parts, dim) against each element looked up in the part that holds it.
+void expect_cat_of(const std::vector<Tensor>& parts, int64_t dim, const std::string& what) {
+  const Tensor out = cat(parts, dim);
+  const int64_t d = dim < 0 ? dim + parts[0].dim() : dim;
+  Shape expected_shape = parts[0].shape();
+  expected_shape[d] = 0;
+  for (const Tensor& p : parts) expected_shape[d] += p.size(d);
+  ASSERT_EQ(out.shape(), expected_shape) << what;
+  ASSERT_EQ(out.dtype(), parts[0].dtype()) << what;
+  std::vector<std::vector<double>> part_values;
+  for (const Tensor& p : parts) part_values.push_back(to_doubles(p));
+  std::vector<double> expected(static_cast<size_t>(numel(expected_shape)));
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    std::vector<int64_t> c = unravel(i, expected_shape);
+    size_t k = 0;
+    while (c[d] >= parts[k].size(d)) c[d] -= parts[k++].size(d);
+    expected[i] = part_values[k][ravel(c, parts[k].shape())];
+  }
+  EXPECT_TRUE(all_close(to_doubles(out), expected, 0)) << what;
+}
+
 TEST(CatTest, AllDtypesAlongEachDimAndLayout) {
   const Shape base = {3, 4, 2};
   for (DType dtype : all_dtypes()) {
@@ -114,20 +135,32 @@ TEST(CatTest, AllDtypesAlongEachDimAndLayout) {
         s[d] = random_int(0, 3);
         parts.push_back(with_layout(random_values(s, dtype), k));
       }
-      const Tensor out = cat(parts, dim);
-      Shape expected_shape = base;
-      expected_shape[d] = parts[0].size(d) + parts[1].size(d) + parts[2].size(d);
-      ASSERT_EQ(out.shape(), expected_shape);
-      ASSERT_EQ(out.dtype(), dtype);
-      std::vector<double> expected(static_cast<size_t>(numel(expected_shape)));
-      for (int64_t i = 0; i < out.numel(); ++i) {
-        std::vector<int64_t> c = unravel(i, expected_shape);
-        int k = 0;
-        while (c[d] >= parts[k].size(d)) c[d] -= parts[k++].size(d);
-        expected[i] = to_doubles(parts[k])[ravel(c, parts[k].shape())];
-      }
-      EXPECT_TRUE(all_close(to_doubles(out), expected, 0)) << dtype_name(dtype) << " dim " << dim;
+      expect_cat_of(parts, dim, std::string(dtype_name(dtype)) + " dim " + std::to_string(dim));
     }
+  }
+}
+
+// Contiguous parts of the result's dtype take the backend's cat (Backend::cat): many of them, of
+// random sizes along dim (zero included), each part's bytes a run that is or is not a multiple
+// of 16.
+TEST(CatTest, ManyContiguousPartsAlongEachDim) {
+  for (DType dtype : all_dtypes()) {
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      std::vector<Tensor> parts;
+      for (int k = 0; k < 70; ++k) {
+        Shape s = {2, 3, 5};
+        s[dim] = random_int(0, 4);
+        parts.push_back(random_values(s, dtype));
+      }
+      expect_cat_of(parts, dim, std::string(dtype_name(dtype)) + " dim " + std::to_string(dim));
+    }
+    std::vector<Tensor> scalars;
+    for (int k = 0; k < 65; ++k) scalars.push_back(random_values({}, dtype));
+    const Tensor stacked = stack(scalars);
+    ASSERT_EQ(stacked.shape(), (Shape{65}));
+    std::vector<double> expected;
+    for (const Tensor& t : scalars) expected.push_back(to_doubles(t)[0]);
+    EXPECT_TRUE(all_close(to_doubles(stacked), expected, 0)) << dtype_name(dtype);
   }
 }
 

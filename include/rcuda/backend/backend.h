@@ -168,6 +168,11 @@ class Backend {
 
   // dst = src converted to dst's dtype; same shape; any strides.
   virtual void copy(const Tensor& dst, const Tensor& src) = 0;
+  // out = the inputs joined along `dim`, as torch.cat: out is contiguous; each input is
+  // contiguous, non-empty, of out's dtype and device, with out's sizes except along `dim`, where
+  // they add up to out's. CUDA joins up to 64 inputs per launch: a copy per input would cost a
+  // launch each, which stacking a training loop's per-batch losses pays once per batch.
+  virtual void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim) = 0;
   virtual void fill(const Tensor& out, const Scalar& value) = 0;
   // out contiguous 1-D: out[i] = start + i * step (int64 arithmetic for integral dtypes).
   virtual void arange(const Tensor& out, const Scalar& start, const Scalar& step) = 0;

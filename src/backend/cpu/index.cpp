@@ -1,4 +1,4 @@
-// Indexing primitives: index_select, gather, scatter (overwrite or accumulate), nonzero.
+// Indexing primitives: index_select, gather, scatter (overwrite or accumulate), nonzero, cat.
 //
 // index_select and gather are one elementwise loop (Note [Indexing through a zero stride] in
 // backend/indexing.h) on the strided engine (coalescing, OpenMP) of loops.h. scatter writes
@@ -10,6 +10,7 @@
 #include <exception>
 #include <vector>
 
+#include "backend/cat_layout.h"
 #include "backend/indexing.h"
 #include "cpu_backend.h"
 #include "dispatch.h"
@@ -217,6 +218,22 @@ void CpuBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, co
 
 Tensor CpuBackend::nonzero(const Tensor& in) {
   return dispatch_all(in.dtype(), [&](auto tag) { return nonzero_typed<decltype(tag)>(in); });
+}
+
+// Each input's parts are whole runs of bytes, both in the input and in the output's rows.
+void CpuBackend::cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim) {
+  const backend::CatLayout layout = backend::cat_layout(out, dim);
+  const int64_t element = static_cast<int64_t>(out.element_size());
+  const int64_t row_bytes = out.size(dim) * layout.inner * element;
+  char* dst = static_cast<char*>(out.data_ptr());
+  int64_t offset = 0;
+  for (const Tensor& in : inputs) {
+    const int64_t part = in.size(dim) * layout.inner * element;
+    const char* src = static_cast<const char*>(in.data_ptr());
+    for (int64_t row = 0; row < layout.rows; ++row)
+      std::memcpy(dst + row * row_bytes + offset, src + row * part, static_cast<size_t>(part));
+    offset += part;
+  }
 }
 
 }  // namespace rcuda::cpu

@@ -83,6 +83,10 @@ void device_to_device(const Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
+void CudaBackend::cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim) {
+  device_cat(out, inputs, dim);
+}
+
 void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   const Device d = dst.device(), s = src.device();

@@ -15,6 +15,7 @@ class CudaBackend final : public Backend {
   void synchronize(int device_index) override;
 
   void copy(const Tensor& dst, const Tensor& src) override;
+  void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim) override;
   void fill(const Tensor& out, const Scalar& value) override;
   void arange(const Tensor& out, const Scalar& start, const Scalar& step) override;
   void linspace(const Tensor& out, double start, double end) override;
