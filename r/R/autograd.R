@@ -46,6 +46,15 @@ rm(m)
   x
 }
 
+# x[["requires_grad"]] <- FALSE, as torch for R allows (its fields are reached by [[ too).
+#' @export
+`[[<-.rcuda_tensor` <- function(x, i, value) {
+  if (!is.character(i) || length(i) != 1) {
+    value_error("rcuda_tensor: [[<- takes a field name (requires_grad or grad), got ", deparse(i)[1])
+  }
+  `$<-.rcuda_tensor`(x, i, value)
+}
+
 # Tensors on the R side of an undefined engine tensor (a $grad not computed yet).
 #' @export
 is_undefined_tensor <- function(x) is_torch_tensor(x) && .Call(rc_is_undefined, x)

@@ -46,6 +46,14 @@ torch_tensor <- function(data, dtype = NULL, device = NULL, requires_grad = FALS
   }
   if (is.list(data)) value_error("torch_tensor: lists are not supported; use torch_stack() on tensors")
   if (is.factor(data)) data <- as.integer(data)
+  # As torch for R: NULL is an empty bool tensor, and raw bytes are uint8.
+  if (is.null(data)) data <- logical()
+  if (is.raw(data)) {
+    shape <- dim(data)
+    data <- as.integer(data)
+    dim(data) <- shape
+    if (is.null(dtype)) dtype <- torch_uint8()
+  }
   with_requires_grad(.Call(rc_from_r, data, dtype_name(dtype), device_string(device)), requires_grad)
 }
 

@@ -269,3 +269,42 @@ s3_register <- function(generic, class, method) {
 register_coro_methods <- function() {
   s3_register("coro::as_iterator", "dataloader", as_iterator_dataloader)
 }
+
+# enumerate(dl): torch for R's older way to loop over a dataloader, `for (b in enumerate(dl))`,
+# deprecated there in favour of loop() / coro::loop() and kept for the scripts that use it. As
+# torch for R's, it returns one lazy element per batch: an element fetches the next batch the
+# first time it is read, so batches are made one at a time as the loop goes.
+#' @export
+enumerate <- function(x, ...) UseMethod("enumerate")
+
+#' @export
+enumerate.dataloader <- function(x, max_len = 1e6, ...) {
+  warning(structure(
+    class = c("deprecated", "warning", "condition"),
+    list(message = paste("enumerate() is deprecated in favour of loop(for (b in dl) ...)",
+                         "(or coro::loop()), as in torch for R"), call = NULL)
+  ))
+  n <- length(x)
+  if (is.na(n)) n <- max_len
+  shared <- new.env(parent = emptyenv())
+  shared$iter <- dataloader_make_iter(x)
+  lapply(seq_len(n), function(i) {
+    element <- new.env(parent = shared)
+    element$fetched <- FALSE
+    class(element) <- "enum_env"
+    element
+  })
+}
+
+#' @export
+`[[.enum_env` <- function(x, i, ...) {
+  shared <- parent.env(x)
+  if (!get("fetched", envir = x, inherits = FALSE)) {
+    shared$batch <- dataloader_next(shared$iter)
+    assign("fetched", TRUE, envir = x)
+  }
+  shared$batch[[i]]
+}
+
+#' @export
+`$.enum_env` <- function(x, name) x[[name]]

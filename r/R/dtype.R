@@ -6,7 +6,8 @@ new_dtype <- function(name) structure(list(name = name), class = "rcuda_dtype")
 # The engine's names and the names torch prints (torch_Float, CPUFloatType, str's "Float").
 dtype_labels <- c(
   float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
-  int32 = "Int", int64 = "Long", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool"
+  int32 = "Int", int64 = "Long", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
+  float8_e4m3fn = "Float8_e4m3fn", float8_e5m2 = "Float8_e5m2"
 )
 
 #' @export
@@ -117,13 +118,16 @@ as.character.rcuda_dtype <- function(x, ...) unname(dtype_labels[x$name])
 # an error, as in torch for R, not NULL.
 dtype_fields <- list(
   name = function(x) .subset2(x, "name"),
-  is_floating_point = function(x) is_floating_dtype(.subset2(x, "name"))
+  is_floating_point = function(x) is_floating_dtype(.subset2(x, "name")),
+  # dtype$.type(): libtorch's name of the scalar type ("Float", "Long", ...), which torch for R
+  # scripts compare against.
+  .type = function(x) function() unname(dtype_labels[.subset2(x, "name")])
 )
 
 #' @export
 `$.rcuda_dtype` <- function(x, name) {
   field <- dtype_fields[[name]]
-  if (is.null(field)) value_error("torch_dtype has no field '", name, "' (it has: is_floating_point)")
+  if (is.null(field)) value_error("torch_dtype has no field '", name, "' (it has: is_floating_point, .type)")
   field(x)
 }
 

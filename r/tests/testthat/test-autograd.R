@@ -276,3 +276,15 @@ test_that("gradients on CUDA match the CPU's", {
   (x * 3)$sum()$backward()
   expect_equal(as_array(x$grad), rep(6, 3))
 })
+
+test_that("requires_grad can be set with [[<- as with $<-", {
+  x <- torch_tensor(c(1, 2), requires_grad = FALSE)
+  x[["requires_grad"]] <- TRUE
+  expect_true(x$requires_grad)
+  (x * 3)$sum()$backward()
+  expect_equal(as_array(x$grad), c(3, 3))
+  x[["requires_grad"]] <- FALSE
+  expect_false(x$requires_grad)
+  expect_error(x[[1]] <- 2, class = "value_error", regexp = "field name")
+  expect_error(x[["shape"]] <- 2, class = "value_error", regexp = "'shape' cannot be assigned")
+})

@@ -54,3 +54,16 @@ test_that("negative sizes, and requires_grad on integer dtypes, are refused clea
   expect_error(torch_zeros(2, dtype = torch_long(), requires_grad = TRUE), class = "rcuda_dtype_error")
   expect_error(torch_randint(0, 3, 4, requires_grad = TRUE), "floating", class = "rcuda_dtype_error")
 })
+
+test_that("torch_tensor(NULL) is an empty bool tensor and raw vectors become uint8", {
+  x <- torch_tensor(NULL)
+  expect_true(x$dtype == torch_bool())
+  expect_equal(x$shape, 0)
+  bytes <- charToRaw("hello world")
+  t <- torch_tensor(bytes)
+  expect_true(t$dtype == torch_uint8())
+  expect_equal(as_array(t), as.integer(bytes))
+  m <- matrix(as.raw(c(0, 7, 255, 128, 1, 2)), 2)
+  expect_equal(as_array(torch_tensor(m)), matrix(as.integer(m), 2))
+  expect_true(torch_tensor(bytes, dtype = torch_int32())$dtype == torch_int32())
+})

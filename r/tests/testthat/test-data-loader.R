@@ -207,3 +207,22 @@ test_that("dataloader refuses what it cannot do", {
   expect_output(print(dataloader(ds, batch_size = 3)), "2 batches of 3 samples")
   expect_true(is_dataloader(dataloader(ds)))
 })
+
+test_that("enumerate() gives each batch in order, once, with a deprecation warning", {
+  x <- torch_randn(10, 3)
+  y <- torch_arange(1, 10)
+  dl <- dataloader(tensor_dataset(x, y), batch_size = 4)
+  seen <- list()
+  expect_warning(class = "deprecated", {
+    for (b in enumerate(dl)) seen[[length(seen) + 1]] <- list(as_array(b[[1]]), as_array(b[[2]]))
+  })
+  expect_length(seen, 3)
+  expect_equal(seen[[1]][[1]], as_array(x)[1:4, ])
+  expect_equal(seen[[3]][[1]], as_array(x)[9:10, ])
+  expect_equal(unlist(lapply(seen, `[[`, 2)), 1:10)
+  # Reading an element twice does not advance the loader.
+  els <- suppressWarnings(enumerate(dl))
+  first <- as_array(els[[1]][[1]])
+  expect_equal(as_array(els[[1]][[1]]), first)
+  expect_equal(as_array(els[[2]][[1]]), as_array(x)[5:8, ])
+})

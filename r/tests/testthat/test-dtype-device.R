@@ -29,3 +29,14 @@ test_that("a CUDA device without CUDA is an rcuda_device_error", {
   expect_error(torch_ones(2)$cuda(), class = "rcuda_device_error")
   expect_error(as.gpu(1:3), class = "rcuda_device_error")
 })
+
+test_that("dtype$.type() gives libtorch's scalar type names", {
+  expect_equal(torch_float32()$.type(), "Float")
+  expect_equal(torch_long()$.type(), "Long")
+  expect_equal(torch_uint8()$.type(), "Byte")
+  expect_equal(torch_int8()$.type(), "Char")
+  expect_equal(torch_bool()$.type(), "Bool")
+  expect_equal(torch_float16()$.type(), "Half")
+  expect_equal(as.character(torch_float32()), "Float")
+  expect_error(torch_float32()$nope, class = "value_error", regexp = "no field 'nope'")
+})
