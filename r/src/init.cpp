@@ -108,6 +108,8 @@ SEXP rc_detach_(SEXP x);
 SEXP rc_retain_grad(SEXP x);
 SEXP rc_retains_grad(SEXP x);
 SEXP rc_register_hook(SEXP x, SEXP fn);
+SEXP rc_autograd_function_record(SEXP inputs, SEXP outputs, SEXP run_backward,
+                                 SEXP differentiable);
 SEXP rc_remove_hook(SEXP handle);
 SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph);
 SEXP rc_autograd_grad(SEXP outputs, SEXP inputs, SEXP grad_outputs, SEXP retain_graph,
@@ -288,6 +290,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_retain_grad", (DL_FUNC)&rc_retain_grad, 1},
     {"rc_retains_grad", (DL_FUNC)&rc_retains_grad, 1},
     {"rc_register_hook", (DL_FUNC)&rc_register_hook, 2},
+    {"rc_autograd_function_record", (DL_FUNC)&rc_autograd_function_record, 4},
     {"rc_remove_hook", (DL_FUNC)&rc_remove_hook, 1},
     {"rc_backward", (DL_FUNC)&rc_backward, 3},
     {"rc_autograd_grad", (DL_FUNC)&rc_autograd_grad, 5},
