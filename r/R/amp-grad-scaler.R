@@ -9,7 +9,13 @@ optimizer_engine_ptr <- function(optimizer, who) {
     value_error(who, ": optimizer must be an optimizer (optim_sgd(), optim_adam(), ...), got ",
                 class(optimizer)[1])
   }
-  optimizer$.__enclos_env__$private$ptr
+  ptr <- optimizer$.__enclos_env__$private$ptr
+  if (is.null(ptr)) {
+    value_error(who, ": ", class(optimizer)[1], " steps in R (Note [Optimizers stepped in R]) and ",
+                "the scaler steps engine optimizers only: optim_sgd, optim_adam, optim_adamw, ",
+                "optim_rmsprop, optim_adagrad")
+  }
+  ptr
 }
 
 # Documented in man/cuda_amp_grad_scaler.Rd.
