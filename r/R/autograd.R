@@ -22,7 +22,8 @@ m$backward <- function(self, gradient = NULL, retain_graph = create_graph, creat
   if (!is.null(inputs)) value_error("backward: inputs = is not supported; use autograd_grad(outputs, inputs)")
   invisible(.Call(rc_backward, self, gradient, retain_graph))
 }
-m$detach <- function(self) .Call(rc_detach, self)
+# A detached or cloned parameter or buffer stays one, as torch for R's (mlverse/torch#1136).
+m$detach <- function(self) keep_markers(self, .Call(rc_detach, self))
 # torch for R's $data() (PyTorch's .data): the same values, outside the graph; writing into it
 # writes the tensor, unseen by autograd (nn init code does this).
 m$data <- function(self) .Call(rc_detach, self)
@@ -146,4 +147,14 @@ autograd_grad <- function(outputs, inputs, grad_outputs = NULL, retain_graph = c
                           create_graph = FALSE, allow_unused = FALSE) {
   check_create_graph("autograd_grad", create_graph)
   .Call(rc_autograd_grad, outputs, inputs, grad_outputs, retain_graph, allow_unused)
+}
+
+# The nn_parameter / nn_buffer markers of `from` set on `to` (a new handle).
+keep_markers <- function(from, to) {
+  if (is.null(attributes(from)$nn_parameter) && is.null(attributes(from)$nn_buffer)) return(to)
+  for (marker in c("nn_parameter", "nn_buffer")) {
+    value <- attr(from, marker, exact = TRUE)
+    if (!is.null(value)) to <- .Call(rc_marked_handle, to, marker, value)
+  }
+  to
 }

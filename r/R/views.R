@@ -25,7 +25,7 @@ torch_permute <- function(self, dims) .Call(rc_permute, as_tensor_arg(self), unl
 torch_narrow <- function(self, dim, start, length) .Call(rc_narrow, as_tensor_arg(self), dim, start, length)
 
 #' @export
-torch_clone <- function(self) .Call(rc_copy, "clone", as_tensor_arg(self))
+torch_clone <- function(self) keep_markers(self, .Call(rc_copy, "clone", as_tensor_arg(self)))
 
 #' @export
 torch_index_select <- function(self, dim, index) {

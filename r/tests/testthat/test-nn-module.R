@@ -467,3 +467,19 @@ test_that("a state dict without a batch norm's num_batches_tracked loads with th
   # Any other missing key is still an error.
   expect_error(fresh$load_state_dict(old[-1]), paste0("missing keys: ", names(old)[1]))
 })
+
+test_that("detach() and clone() keep the nn_parameter and nn_buffer markers, as torch for R", {
+  p <- nn_parameter(torch_randn(2))
+  expect_true(is_nn_parameter(p$detach()))
+  expect_false(p$detach()$requires_grad)
+  cl <- p$clone()
+  expect_true(is_nn_parameter(cl))
+  expect_equal(attributes(cl), attributes(p))
+  expect_equal(as_array(cl), as_array(p))
+  b <- nn_buffer(torch_ones(3), persistent = FALSE)
+  expect_true(is_nn_buffer(torch_clone(b)))
+  expect_identical(attr(b$detach(), "nn_buffer"), FALSE)
+  x <- torch_randn(2)
+  expect_false(is_nn_parameter(x$detach()) || is_nn_buffer(x$clone()))
+  expect_equal(attributes(x$clone()), attributes(x))
+})
