@@ -120,24 +120,37 @@ torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, devic
 torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
   # One-element tensors stand for their numbers, as torch for R takes them.
   number <- function(v) if (is_torch_tensor(v)) v$item() else v
+  # torch_arange(n) counts from 1, as torch for R's.
+  if (missing(end)) {
+    end <- start
+    start <- 1L
+  }
   start <- number(start)
   end <- number(end)
   step <- number(step)
   if (step == 0) value_error("torch_arange: step must be nonzero")
   all_integer <- is.integer(start) && is.integer(end) && step == round(step)
   float_dtype <- if (is.null(dtype)) torch_get_default_dtype()$name else dtype_name(dtype)
-  eps <- if (float_dtype == "float64") .Machine$double.eps else 1.1920929e-07
   end <- if (all_integer || (!is.null(dtype) && !is_floating_dtype(dtype_name(dtype)))) {
     # Whole-number ends: one past the last value is exact and keeps integer dtypes.
     end + sign(step) * if (is.integer(end)) 1L else 1
   } else {
-    end + sign(step) * eps
+    # The end is included: the next number after it in the dtype's precision (torch for R's
+    # nextafter), a step of the size of the end and of the span (the count is computed from
+    # end - start), since a fixed epsilon vanishes beside a large one.
+    bits <- if (float_dtype == "float64") 52 else 23
+    end + sign(step) * unit_in_last_place(max(abs(end), abs(end - start)), bits)
   }
   if (all_integer) {
     end <- as.integer(end)
     step <- as.integer(step)
   }
   with_requires_grad(.Call(rc_arange, start, end, step, dtype_name(dtype), device_string(device)), requires_grad)
+}
+
+# The gap between x and the next number of a float with `mantissa_bits` (52: float64, 23: float32).
+unit_in_last_place <- function(x, mantissa_bits) {
+  2^(floor(log2(max(abs(x), 2^-126))) - mantissa_bits)
 }
 
 #' @export

@@ -202,7 +202,7 @@ tensor_entry <- function(value, size, dim) {
 # Positions as 1-based positives, checked against the dim's size.
 normalize_positions <- function(i, size, dim) {
   if (anyNA(i)) index_error("indices must be numbers without NA (dim ", dim, ")")
-  if (any(i == 0)) index_error("indices start at 1; got 0 for dim ", dim)
+  if (any(i == 0)) index_error("Indexing starts at 1 but found a 0 (dim ", dim, ")")
   at <- i
   at[i < 0] <- size + i[i < 0] + 1
   bad <- at < 1 | at > size

@@ -24,9 +24,11 @@ warn_target_size <- function(fn, input, target) {
   a <- .Call(rc_shape, input)
   b <- .Call(rc_shape, target)
   if (!identical(a, b)) {
-    warning(fn, ": the target's size [", paste(b, collapse = ", "), "] differs from the input's [",
-            paste(a, collapse = ", "), "]; broadcasting will likely give wrong results (make them ",
-            "the same size)", call. = FALSE)
+    # torch's wording ("Using a target size ... that is different to the input size"), which
+    # scripts and tests match.
+    warning(fn, ": using a target size [", paste(b, collapse = ", "), "] that is different to ",
+            "the input size [", paste(a, collapse = ", "), "]; broadcasting will likely give ",
+            "wrong results (make them the same size)", call. = FALSE)
   }
   invisible()
 }

@@ -67,3 +67,14 @@ test_that("torch_tensor(NULL) is an empty bool tensor and raw vectors become uin
   expect_equal(as_array(torch_tensor(m)), matrix(as.integer(m), 2))
   expect_true(torch_tensor(bytes, dtype = torch_int32())$dtype == torch_int32())
 })
+
+test_that("torch_arange includes its end for every magnitude, and arange(n) counts from 1", {
+  expect_equal(as_array(torch_arange(0, 4, dtype = torch_float64())), 0:4)
+  expect_equal(as_array(torch_arange(0, 4)), 0:4)
+  expect_equal(as_array(torch_arange(0, 1e9, 1e8, dtype = torch_float64())), seq(0, 1e9, 1e8))
+  expect_equal(as_array(torch_arange(2, -2, -1, dtype = torch_float64())), 2:-2)
+  expect_equal(length(torch_arange(0, 0.3, 0.1, dtype = torch_float64())), 4)
+  expect_equal(length(torch_arange(0, 0.95, 0.1, dtype = torch_float64())), 10)
+  expect_equal(as_array(torch_arange(5)), 1:5)
+  expect_equal(as_array(torch_arange(1L, 3L)), 1:3)
+})

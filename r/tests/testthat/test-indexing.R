@@ -194,7 +194,7 @@ test_that("long tensors index like vectors, 0-d ones like numbers", {
   expect_equal(a[k, 1]$shape, c(2L, 2L))       # a k-d index puts its shape in place of the dim
   expect_equal(as.array(a[k, 1]), matrix(x[c(1, 2, 4, 3), 1], 2))
   expect_equal(a[, k]$shape, c(4L, 2L, 2L))
-  expect_error(a[torch_tensor(c(1, 0), dtype = torch_long()), ], "indices start at 1; got 0 for dim 1",
+  expect_error(a[torch_tensor(c(1, 0), dtype = torch_long()), ], "Indexing starts at 1 but found a 0 \\(dim 1\\)",
                class = "rcuda_index_error")
   expect_error(a[torch_tensor(c(1, 2)), ], "index tensors must be long \\(int64\\) or bool, got float32 for dim 1",
                class = "rcuda_index_error")
@@ -229,7 +229,7 @@ test_that("bool tensors select over as many dims as they have", {
 test_that("bad indices are rcuda_index_errors naming the dim and the value", {
   a <- torch_ones(3, 4)
   expect_error(a[1, 5], "index 5 is out of range for dim 2 of size 4", class = "rcuda_index_error")
-  expect_error(a[c(1, 0), 1], "indices start at 1; got 0 for dim 1", class = "rcuda_index_error")
+  expect_error(a[c(1, 0), 1], "Indexing starts at 1 but found a 0 \\(dim 1\\)", class = "rcuda_index_error")
   expect_error(a[c(1, NA), 1], "without NA \\(dim 1\\)", class = "rcuda_index_error")
   expect_error(a[c(TRUE, NA, FALSE), 1], "logical index for dim 1 holds NA", class = "rcuda_index_error")
   expect_error(a[c(TRUE, FALSE), 1], "logical index of length 2 for dim 1 of size 3", class = "rcuda_index_error")
