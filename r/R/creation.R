@@ -128,6 +128,12 @@ torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requ
   start <- number(start)
   end <- number(end)
   step <- number(step)
+  for (arg in c("start", "end", "step")) {
+    v <- get(arg)
+    if (!is.numeric(v) || length(v) != 1 || is.na(v)) {
+      value_error("torch_arange: expected a number for ", arg, ", got ", deparse(v, nlines = 1)[1])
+    }
+  }
   if (step == 0) value_error("torch_arange: step must be nonzero")
   all_integer <- is.integer(start) && is.integer(end) && step == round(step)
   float_dtype <- if (is.null(dtype)) torch_get_default_dtype()$name else dtype_name(dtype)
