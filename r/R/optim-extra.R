@@ -59,13 +59,7 @@ OptimizerR <- R6::R6Class(
     },
     # As the engine optimizers' (optim.R): params as 1-based numbers, state named by them.
     state_dict = function() {
-      groups <- private$groups
-      first <- 0L
-      for (i in seq_along(groups)) {
-        n <- length(groups[[i]]$params)
-        groups[[i]]$params <- first + seq_len(n)
-        first <- first + n
-      }
+      groups <- private$numbered_groups()
       has <- which(!vapply(private$state, is.null, logical(1)))
       state <- private$state[has]
       names(state) <- as.character(has)
@@ -75,24 +69,7 @@ OptimizerR <- R6::R6Class(
     # the dict does not fit.
     load_state_dict = function(state_dict) {
       who <- paste0(private$who, "$load_state_dict")
-      if (!is.list(state_dict) || !all(c("param_groups", "state") %in% names(state_dict))) {
-        value_error(who, ": state_dict must be a list with elements 'param_groups' and 'state'")
-      }
-      saved <- state_dict$param_groups
-      if (length(saved) != length(private$groups)) {
-        value_error(who, ": the state dict has ", length(saved), " param groups, the optimizer ",
-                    length(private$groups))
-      }
-      groups <- lapply(seq_along(saved), function(i) {
-        group <- saved[[i]]
-        mine <- private$groups[[i]]$params
-        if (length(group$params) != length(mine)) {
-          value_error(who, ": param group ", i, " of the state dict has ", length(group$params),
-                      " parameters, the optimizer's ", length(mine))
-        }
-        group$params <- mine
-        private$complete(group, i)
-      })
+      groups <- private$groups_from_state_dict(state_dict, who)
       params <- all_params(groups)
       state <- list()
       for (key in names(state_dict$state)) {
@@ -107,30 +84,23 @@ OptimizerR <- R6::R6Class(
       invisible(self)
     }
   ),
-  active = list(
-    param_groups = function(value) {
-      if (missing(value)) return(private$groups)
-      if (!is.list(value) || length(value) != length(private$groups)) {
-        value_error(private$who, ": param_groups must be a list of ", length(private$groups),
-                    " groups; use add_param_group() to add one")
-      }
-      for (i in seq_along(value)) {
+  private = list(
+    state = NULL,
+    # Groups may change their options, not their parameters: the state is kept per parameter.
+    set_groups = function(groups) {
+      for (i in seq_along(groups)) {
         mine <- private$groups[[i]]$params
-        same <- length(value[[i]]$params) == length(mine) &&
-          all(vapply(seq_along(mine), function(j) identical(value[[i]]$params[[j]], mine[[j]]),
+        same <- length(groups[[i]]$params) == length(mine) &&
+          all(vapply(seq_along(mine), function(j) identical(groups[[i]]$params[[j]], mine[[j]]),
                      logical(1)))
         if (!same) {
           value_error(private$who, ": the params of param group ", i, " differ from the ",
                       "optimizer's; param_groups may change options only (use ",
                       "add_param_group() for new parameters)")
         }
-        private$check_group(value[[i]], i)
       }
-      private$groups <- value
-    }
-  ),
-  private = list(
-    state = NULL,
+      private$groups <- groups
+    },
     # The names of a parameter's state; those in param_shaped are tensors shaped as it.
     state_names = character(),
     param_shaped = character(),

@@ -58,39 +58,15 @@ Optimizer <- R6::R6Class(
     # through the groups in order), and state named by those numbers. The state's tensors are
     # the optimizer's own, as torch's: clone them to keep a snapshot while stepping on.
     state_dict = function() {
-      groups <- private$groups
-      first <- 0L
-      for (i in seq_along(groups)) {
-        n <- length(groups[[i]]$params)
-        groups[[i]]$params <- first + seq_len(n)
-        first <- first + n
-      }
-      list(param_groups = groups, state = .Call(rc_optim_state, private$ptr))
+      list(param_groups = private$numbered_groups(), state = .Call(rc_optim_state, private$ptr))
     },
     # Copies the state's tensors to each parameter's device and dtype; the groups' options
     # become the dict's. Nothing changes when the dict does not fit this optimizer.
     load_state_dict = function(state_dict) {
       who <- paste0(private$who, "$load_state_dict")
-      if (!is.list(state_dict) || !all(c("param_groups", "state") %in% names(state_dict))) {
-        value_error(who, ": state_dict must be a list with elements 'param_groups' and 'state'")
-      }
-      saved <- state_dict$param_groups
-      if (length(saved) != length(private$groups)) {
-        value_error(who, ": the state dict has ", length(saved), " param groups, the optimizer ",
-                    length(private$groups))
-      }
-      groups <- lapply(seq_along(saved), function(i) {
-        group <- saved[[i]]
-        mine <- private$groups[[i]]$params
-        if (length(group$params) != length(mine)) {
-          value_error(who, ": param group ", i, " of the state dict has ", length(group$params),
-                      " parameters, the optimizer's ", length(mine))
-        }
-        group$params <- mine
-        private$complete(group, i)
-      })
-      .Call(rc_optim_load_state, private$ptr, lapply(saved, `[[`, "params"), groups,
-            state_dict$state)
+      groups <- private$groups_from_state_dict(state_dict, who)
+      .Call(rc_optim_load_state, private$ptr, lapply(state_dict$param_groups, `[[`, "params"),
+            groups, state_dict$state)
       private$groups <- groups
       invisible(self)
     },
@@ -110,8 +86,7 @@ Optimizer <- R6::R6Class(
                     " groups; use add_param_group() to add one")
       }
       for (i in seq_along(value)) private$check_group(value[[i]], i)
-      .Call(rc_optim_set_groups, private$ptr, lapply(value, `[[`, "params"), value)
-      private$groups <- value
+      private$set_groups(value)
     }
   ),
   private = list(
@@ -119,6 +94,45 @@ Optimizer <- R6::R6Class(
     groups = NULL,
     who = "optimizer",
     check_group = function(group, index) NULL,
+    # The groups as a state dict has them: parameters as numbers 1, 2, ... across the groups.
+    numbered_groups = function() {
+      groups <- private$groups
+      first <- 0L
+      for (i in seq_along(groups)) {
+        n <- length(groups[[i]]$params)
+        groups[[i]]$params <- first + seq_len(n)
+        first <- first + n
+      }
+      groups
+    },
+    # Checked groups become the optimizer's: the engine's first (Note [Param groups in R and in
+    # the engine]).
+    set_groups = function(groups) {
+      .Call(rc_optim_set_groups, private$ptr, lapply(groups, `[[`, "params"), groups)
+      private$groups <- groups
+    },
+    # A state dict's groups as this optimizer's: its own parameters with the dict's options,
+    # completed and checked; an error naming `who` when the dict does not fit.
+    groups_from_state_dict = function(state_dict, who) {
+      if (!is.list(state_dict) || !all(c("param_groups", "state") %in% names(state_dict))) {
+        value_error(who, ": state_dict must be a list with elements 'param_groups' and 'state'")
+      }
+      saved <- state_dict$param_groups
+      if (length(saved) != length(private$groups)) {
+        value_error(who, ": the state dict has ", length(saved), " param groups, the optimizer ",
+                    length(private$groups))
+      }
+      lapply(seq_along(saved), function(i) {
+        group <- saved[[i]]
+        mine <- private$groups[[i]]$params
+        if (length(group$params) != length(mine)) {
+          value_error(who, ": param group ", i, " of the state dict has ", length(group$params),
+                      " parameters, the optimizer's ", length(mine))
+        }
+        group$params <- mine
+        private$complete(group, i)
+      })
+    },
     # A group's missing options from the defaults (after the group's own), then checked.
     complete = function(group, index) {
       for (name in names(self$defaults)) {
