@@ -45,18 +45,6 @@ OptimizerR <- R6::R6Class(
       }
       invisible(self)
     },
-    add_param_group = function(param_group) {
-      if (!is.list(param_group) || is.null(names(param_group)) || is.null(param_group$params)) {
-        value_error(private$who, "$add_param_group: param_group must be a named list with an ",
-                    "element `params` (a tensor or a list of tensors)")
-      }
-      if (is_torch_tensor(param_group$params)) param_group$params <- list(param_group$params)
-      groups <- c(private$groups,
-                  list(private$complete(param_group, length(private$groups) + 1L)))
-      check_r_params(groups, private$who)
-      private$groups <- groups
-      invisible(self)
-    },
     # As the engine optimizers' (optim.R): params as 1-based numbers, state named by them.
     state_dict = function() {
       groups <- private$numbered_groups()
@@ -86,6 +74,12 @@ OptimizerR <- R6::R6Class(
   ),
   private = list(
     state = NULL,
+    # A new group's parameters must be new to the optimizer (check_r_params).
+    add_group = function(group) {
+      groups <- c(private$groups, list(group))
+      check_r_params(groups, private$who)
+      private$groups <- groups
+    },
     # Groups may change their options, not their parameters: the state is kept per parameter.
     set_groups = function(groups) {
       for (i in seq_along(groups)) {

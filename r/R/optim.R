@@ -49,9 +49,7 @@ Optimizer <- R6::R6Class(
                     "element `params` (a tensor or a list of tensors)")
       }
       if (is_torch_tensor(param_group$params)) param_group$params <- list(param_group$params)
-      group <- private$complete(param_group, length(private$groups) + 1L)
-      .Call(rc_optim_add_group, private$ptr, group$params, group)
-      private$groups[[length(private$groups) + 1L]] <- group
+      private$add_group(private$complete(param_group, length(private$groups) + 1L))
       invisible(self)
     },
     # torch for R's layout: param_groups with `params` as 1-based parameter numbers (counting
@@ -104,6 +102,11 @@ Optimizer <- R6::R6Class(
         first <- first + n
       }
       groups
+    },
+    # A new checked group, given to the engine's optimizer first.
+    add_group = function(group) {
+      .Call(rc_optim_add_group, private$ptr, group$params, group)
+      private$groups[[length(private$groups) + 1L]] <- group
     },
     # Checked groups become the optimizer's: the engine's first (Note [Param groups in R and in
     # the engine]).
