@@ -1,4 +1,5 @@
-// autograd_function(): operations whose forward and backward are R functions (R/autograd-function.R).
+// autograd_function(): operations whose forward and backward are R functions
+// (R/autograd-function.R).
 //
 // Note [Autograd functions from R]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -108,8 +108,7 @@ SEXP rc_detach_(SEXP x);
 SEXP rc_retain_grad(SEXP x);
 SEXP rc_retains_grad(SEXP x);
 SEXP rc_register_hook(SEXP x, SEXP fn);
-SEXP rc_autograd_function_record(SEXP inputs, SEXP outputs, SEXP run_backward,
-                                 SEXP differentiable);
+SEXP rc_autograd_function_record(SEXP inputs, SEXP outputs, SEXP run_backward, SEXP differentiable);
 SEXP rc_remove_hook(SEXP handle);
 SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph);
 SEXP rc_autograd_grad(SEXP outputs, SEXP inputs, SEXP grad_outputs, SEXP retain_graph,
