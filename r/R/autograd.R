@@ -151,7 +151,6 @@ autograd_grad <- function(outputs, inputs, grad_outputs = NULL, retain_graph = c
 
 # The nn_parameter / nn_buffer markers of `from` set on `to` (a new handle).
 keep_markers <- function(from, to) {
-  if (is.null(attributes(from)$nn_parameter) && is.null(attributes(from)$nn_buffer)) return(to)
   for (marker in c("nn_parameter", "nn_buffer")) {
     value <- attr(from, marker, exact = TRUE)
     if (!is.null(value)) to <- .Call(rc_marked_handle, to, marker, value)

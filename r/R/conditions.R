@@ -79,3 +79,13 @@ shape_error <- function(...) rcuda_abort("rcuda_shape_error", paste0(...))
 index_error <- function(...) rcuda_abort("rcuda_index_error", paste0(...))
 dtype_error <- function(...) rcuda_abort("rcuda_dtype_error", paste0(...))
 device_error <- function(...) rcuda_abort("rcuda_device_error", paste0(...))
+
+# A number argument (one finite-or-infinite, non-NA numeric value), or an error naming the
+# function and the argument; `what` words the expectation ("a single number" where a message
+# says so).
+number_arg <- function(x, fn, arg, what = "a number") {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x)) {
+    value_error(fn, ": ", arg, " must be ", what, ", got ", deparse(x, nlines = 1)[1])
+  }
+  x
+}

@@ -5,14 +5,6 @@
 
 # ---- helpers ------------------------------------------------------------------------------
 
-# A number argument (beta, alpha, value, rtol, ...), or an error naming the function.
-math_number <- function(x, fn, arg) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x)) {
-    value_error(fn, ": ", arg, " must be a number, got ", deparse(x, nlines = 1)[1])
-  }
-  x
-}
-
 # x times a number; a whole number keeps an integer tensor integer, as torch's integer scalars do.
 scaled <- function(x, s) {
   if (s == 1) return(x)
@@ -23,8 +15,8 @@ scaled <- function(x, s) {
 # beta * self + alpha * product, torch's addmm family. With beta 0 self is ignored (its NaN and
 # infinities do not spread, as in torch), but it must still broadcast to the product's shape.
 add_scaled_product <- function(self, product, beta, alpha, fn) {
-  beta <- math_number(beta, fn, "beta")
-  alpha <- math_number(alpha, fn, "alpha")
+  beta <- number_arg(beta, fn, "beta")
+  alpha <- number_arg(alpha, fn, "alpha")
   shape <- as.integer(product$shape)
   tryCatch(self$expand(shape), rcuda_error = function(e) {
     shape_error(fn, ": self of shape [", paste(self$shape, collapse = ", "),
@@ -144,7 +136,7 @@ torch_inner <- function(self, other) {
 torch_lerp <- function(self, end, weight) {
   self <- extra_tensor(self, "torch_lerp")
   end <- extra_tensor(end, "torch_lerp", "end")
-  if (!is_torch_tensor(weight)) weight <- math_number(weight, "torch_lerp", "weight")
+  if (!is_torch_tensor(weight)) weight <- number_arg(weight, "torch_lerp", "weight")
   diff <- end - self
   if (!is_torch_tensor(weight)) return(if (abs(weight) < 0.5) self + weight * diff else end - diff * (1 - weight))
   torch_where(weight$abs() < 0.5, self + weight * diff, end - diff * (1 - weight))
@@ -153,14 +145,14 @@ torch_lerp <- function(self, end, weight) {
 #' @export
 torch_addcmul <- function(self, tensor1, tensor2, value = 1L) {
   fn <- "torch_addcmul"
-  value <- math_number(value, fn, "value")
+  value <- number_arg(value, fn, "value")
   self + scaled(extra_tensor(tensor1, fn, "tensor1") * extra_tensor(tensor2, fn, "tensor2"), value)
 }
 
 #' @export
 torch_addcdiv <- function(self, tensor1, tensor2, value = 1L) {
   fn <- "torch_addcdiv"
-  value <- math_number(value, fn, "value")
+  value <- number_arg(value, fn, "value")
   tensor1 <- extra_tensor(tensor1, fn, "tensor1")
   tensor2 <- extra_tensor(tensor2, fn, "tensor2")
   if (!is_float_tensor(tensor1) && !is_float_tensor(tensor2)) {
@@ -229,7 +221,7 @@ torch_isclose <- function(self, other, rtol = 1e-05, atol = 1e-08, equal_nan = F
   self <- extra_tensor(self, fn)
   other <- extra_tensor(other, fn, "other")
   for (arg in c("rtol", "atol")) {
-    if (math_number(get(arg), fn, arg) < 0) value_error(fn, ": ", arg, " must be non-negative, got ", get(arg))
+    if (number_arg(get(arg), fn, arg) < 0) value_error(fn, ": ", arg, " must be non-negative, got ", get(arg))
   }
   extra_flag(equal_nan, fn, "equal_nan")
   if (self$dtype != other$dtype) {
@@ -293,7 +285,7 @@ torch_inverse <- function(self) linalg_inv(extra_tensor(self, "torch_inverse"))
 
 #' @export
 torch_pinverse <- function(self, rcond = 1e-15) {
-  linalg_pinv(extra_tensor(self, "torch_pinverse"), rcond = math_number(rcond, "torch_pinverse", "rcond"))
+  linalg_pinv(extra_tensor(self, "torch_pinverse"), rcond = number_arg(rcond, "torch_pinverse", "rcond"))
 }
 
 #' @export
@@ -311,7 +303,7 @@ torch_matrix_power <- function(self, n) {
 torch_dist <- function(self, other, p = 2L) {
   self <- extra_tensor(self, "torch_dist")
   other <- extra_tensor(other, "torch_dist", "other")
-  linalg_vector_norm(self - other, ord = math_number(p, "torch_dist", "p"))
+  linalg_vector_norm(self - other, ord = number_arg(p, "torch_dist", "p"))
 }
 
 # Each vector divided by its norm (at least eps), then their dot product along dim.
@@ -320,7 +312,7 @@ torch_cosine_similarity <- function(x1, x2, dim = 2L, eps = 1e-08) {
   fn <- "torch_cosine_similarity"
   x1 <- extra_tensor(x1, fn, "x1")
   x2 <- extra_tensor(x2, fn, "x2")
-  if (math_number(eps, fn, "eps") < 0) value_error(fn, ": eps must be non-negative, got ", eps)
+  if (number_arg(eps, fn, "eps") < 0) value_error(fn, ": eps must be non-negative, got ", eps)
   ndim <- max(x1$ndim, x2$ndim)
   d <- extra_dim(dim, ndim, fn, "dim")
   unit <- function(x) x / torch_clamp(linalg_vector_norm(x, dim = d - ndim + x$ndim, keepdim = TRUE), min = eps)
@@ -381,8 +373,8 @@ torch_normal <- function(mean, std, size = NULL, generator = NULL, ...) {
   if (!is.null(size) && tensors) value_error("torch_normal: size is set, but one of mean or std is not a scalar value.")
   if (length(options) && tensors) value_error("torch_normal: options is set, but one of mean or std is not a scalar value.")
   if (!tensors && is.null(size)) value_error("torch_normal: size is not set.")
-  if (!is_torch_tensor(mean)) math_number(mean, "torch_normal", "mean")
-  if (!is_torch_tensor(std) && math_number(std, "torch_normal", "std") < 0) {
+  if (!is_torch_tensor(mean)) number_arg(mean, "torch_normal", "mean")
+  if (!is_torch_tensor(std) && number_arg(std, "torch_normal", "std") < 0) {
     value_error("torch_normal: std must be non-negative, got ", std)
   }
   if (!tensors) {
@@ -440,7 +432,7 @@ trapezoids <- function(y, dx, x, dim, fn) {
   n <- as.integer(y$shape[d])
   if (n == 0) return(list(area = torch_narrow(y, d, 1L, 0L), d = d))
   heights <- (torch_narrow(y, d, 1L, n - 1L) + torch_narrow(y, d, 2L, n - 1L)) / 2
-  if (is.null(x)) return(list(area = heights * math_number(dx, fn, "dx"), d = d))
+  if (is.null(x)) return(list(area = heights * number_arg(dx, fn, "dx"), d = d))
   x <- extra_tensor(x, fn, "x")
   if (x$ndim == 1) {
     if (x$shape != n) shape_error(fn, ": a 1-d x must have y's size along dim (", n, "), got ", x$shape)

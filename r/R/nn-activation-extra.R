@@ -5,12 +5,7 @@
 
 # ---- argument checks ----------------------------------------------------------------------
 
-act_number <- function(x, fn, arg) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x)) {
-    value_error(fn, ": ", arg, " must be a single number, got ", deparse(x)[1])
-  }
-  x
-}
+act_number <- function(x, fn, arg) number_arg(x, fn, arg, "a single number")
 
 act_count <- function(x, fn, arg) {
   if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 1 || x != round(x)) {

@@ -25,13 +25,6 @@ loss_check_broadcast <- function(fn, shapes) {
   invisible()
 }
 
-loss_number <- function(x, fn, arg) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x)) {
-    value_error(fn, ": ", arg, " must be a number, got ", deparse(x, nlines = 1)[1])
-  }
-  x
-}
-
 loss_integer_target <- function(fn, target) {
   dtype <- .Call(rc_meta, target)[[2]]
   if (is_floating_dtype(dtype) || dtype == "bool") {
@@ -65,7 +58,7 @@ nnf_margin_ranking_loss <- function(input1, input2, target, margin = 0, reductio
   input1 <- extra_tensor(input1, fn, "input1")
   input2 <- extra_tensor(input2, fn, "input2")
   target <- extra_tensor(target, fn, "target")
-  margin <- loss_number(margin, fn, "margin")
+  margin <- number_arg(margin, fn, "margin")
   loss_check_broadcast(fn, list(input1 = input1$shape, input2 = input2$shape, target = target$shape))
   loss_reduce(torch_clamp(-target * (input1 - input2) + margin, min = 0), reduction)
 }
@@ -77,7 +70,7 @@ nnf_hinge_embedding_loss <- function(input, target, margin = 1, reduction = "mea
   reduction <- reduction_arg(fn, reduction)
   input <- extra_tensor(input, fn, "input")
   target <- extra_tensor(target, fn, "target")
-  margin <- loss_number(margin, fn, "margin")
+  margin <- number_arg(margin, fn, "margin")
   loss_check_broadcast(fn, list(input = input$shape, target = target$shape))
   below_margin <- torch_clamp(margin - input, min = 0)
   loss <- torch_where(target != 1, below_margin, 0) + torch_where(target != -1, input, 0)
@@ -103,7 +96,7 @@ nnf_cosine_embedding_loss <- function(input1, input2, target, margin = 0,
   input1 <- extra_tensor(input1, fn, "input1")
   input2 <- extra_tensor(input2, fn, "input2")
   target <- extra_tensor(target, fn, "target")
-  margin <- loss_number(margin, fn, "margin")
+  margin <- number_arg(margin, fn, "margin")
   if (target$dim() > 1) {
     value_error(fn, ": target must be 0-d or 1-d (one label per pair), got shape ", loss_shape_text(target$shape))
   }
@@ -131,8 +124,8 @@ nnf_triplet_margin_loss <- function(anchor, positive, negative, margin = 1, p = 
                                     eps = 1e-6, swap = FALSE, reduction = "mean") {
   fn <- "nnf_triplet_margin_loss"
   reduction <- reduction_arg(fn, reduction)
-  p <- loss_number(p, fn, "p")
-  eps <- loss_number(eps, fn, "eps")
+  p <- number_arg(p, fn, "p")
+  eps <- number_arg(eps, fn, "eps")
   distance <- function(x1, x2) loss_pairwise_distance(x1, x2, p, eps)
   loss_triplet(fn, anchor, positive, negative, distance, margin, swap, reduction, same_dims = TRUE)
 }
@@ -159,7 +152,7 @@ loss_triplet <- function(fn, anchor, positive, negative, distance, margin, swap,
   anchor <- extra_tensor(anchor, fn, "anchor")
   positive <- extra_tensor(positive, fn, "positive")
   negative <- extra_tensor(negative, fn, "negative")
-  margin <- loss_number(margin, fn, "margin")
+  margin <- number_arg(margin, fn, "margin")
   swap <- extra_flag(swap, fn, "swap")
   dims <- c(anchor$dim(), positive$dim(), negative$dim())
   if (same_dims && length(unique(dims)) > 1) {
@@ -186,7 +179,7 @@ nnf_poisson_nll_loss <- function(input, target, log_input = TRUE, full = FALSE,
   target <- extra_tensor(target, fn, "target")
   log_input <- extra_flag(log_input, fn, "log_input")
   full <- extra_flag(full, fn, "full")
-  eps <- loss_number(eps, fn, "eps")
+  eps <- number_arg(eps, fn, "eps")
   loss_check_broadcast(fn, list(input = input$shape, target = target$shape))
   loss <- if (log_input) input$exp() - target * input else input - target * (input + eps)$log()
   if (full) {
@@ -206,7 +199,7 @@ nnf_gaussian_nll_loss <- function(input, target, var, full = FALSE, eps = 1e-6, 
   input <- extra_tensor(input, fn, "input")
   target <- extra_tensor(target, fn, "target")
   full <- extra_flag(full, fn, "full")
-  eps <- loss_number(eps, fn, "eps")
+  eps <- number_arg(eps, fn, "eps")
   if (is.numeric(var) && length(var) == 1 && !is_torch_tensor(var)) var <- torch_full_like(input, var)
   var <- extra_tensor(var, fn, "var")
   shape <- input$shape
@@ -243,7 +236,7 @@ nnf_multi_margin_loss <- function(input, target, p = 1, margin = 1, weight = NUL
   if (!identical(p, 1) && !identical(p, 2) && !identical(p, 1L) && !identical(p, 2L)) {
     value_error(fn, ": p must be 1 or 2, got ", deparse(p, nlines = 1)[1])
   }
-  margin <- loss_number(margin, fn, "margin")
+  margin <- number_arg(margin, fn, "margin")
   rows <- loss_margin_rows(fn, input)
   n <- rows[1]
   classes <- rows[2]
