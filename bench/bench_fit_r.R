@@ -13,6 +13,8 @@
 # a seeded generator, for both). Each epoch of each is timed with the device synchronised at
 # its end; one warm-up epoch each, then --reps epochs alternating fit() and the loop, the
 # median epoch of each. fit() runs with verbose = FALSE; `fit_acc` rows add metric_accuracy().
+# Where a gap comes from: per kind, the median epoch's host time (before the closing
+# synchronisation), and over all timed epochs rcuda's collections of R's garbage and their time.
 #   Rscript bench/bench_fit_r.R [--device cuda|cpu] [--samples N] [--reps 5] [--models cnn,mlp]
 #     [--loader list|dataloader]
 suppressMessages(library(rcuda))
@@ -149,9 +151,17 @@ for (name in models) {
           metrics = if (kind == "fit_acc") list(metric_accuracy()) else list(),
           batch_to = if (loader == "list") NULL else function(b, device) to_dev(b))
     }
+    host <- proc.time()[["elapsed"]] - t0
     sync()
     seconds <- proc.time()[["elapsed"]] - t0
-    list(seconds = seconds, params = lapply(s$model$parameters, as_array))
+    list(seconds = seconds, host = host, params = lapply(s$model$parameters, as_array))
+  }
+  gc_state <- function() {
+    g <- .Call(rcuda:::rc_gc_state)
+    n <- function(name) if (is.null(g[[name]])) 0 else g[[name]]
+    dev <- if (on_gpu) "cuda" else "cpu"
+    c(collections = n(paste0(dev, "_young_collections")) + n(paste0(dev, "_full_collections")),
+      gc_s = n("gc_seconds"), r_gc_s = sum(gc.time()[1:2]))
   }
   kinds <- c("loop", "fit", "fit_acc")
   first <- lapply(setNames(kinds, kinds), run)  # warm-up, and the parameters compared
@@ -162,9 +172,26 @@ for (name in models) {
   # in a varying order), fit() cannot be identical to it either.
   log(paste0("fit_", name, "_loop_identical_to_itself"),
       identical(run("loop")$params, first$loop$params))
-  times <- matrix(0, reps, length(kinds), dimnames = list(NULL, kinds))
-  for (r in seq_len(reps)) for (k in kinds) times[r, k] <- run(k)$seconds
+  times <- hosts <- matrix(0, reps, length(kinds), dimnames = list(NULL, kinds))
+  gcs <- matrix(0, 3, length(kinds), dimnames = list(c("collections", "gc_s", "r_gc_s"), kinds))
+  for (r in seq_len(reps)) {
+    for (k in kinds) {
+      g0 <- gc_state()
+      e <- run(k)
+      gcs[, k] <- gcs[, k] + gc_state() - g0
+      times[r, k] <- e$seconds
+      hosts[r, k] <- e$host
+    }
+  }
   rate <- samples / apply(times, 2, median)
+  batches <- length(starts)
+  for (k in kinds) {
+    log(paste0("fit_", name, "_", k, "_us_per_batch"), 1e6 * median(times[, k]) / batches)
+    log(paste0("fit_", name, "_", k, "_host_us_per_batch"), 1e6 * median(hosts[, k]) / batches)
+    log(paste0("fit_", name, "_", k, "_collections_per_epoch"), gcs["collections", k] / reps)
+    log(paste0("fit_", name, "_", k, "_gc_us_per_batch"), 1e6 * gcs["gc_s", k] / reps / batches)
+    log(paste0("fit_", name, "_", k, "_r_gc_us_per_batch"), 1e6 * gcs["r_gc_s", k] / reps / batches)
+  }
   log(paste0("fit_", name, "_loop_samples_per_s"), rate[["loop"]])
   log(paste0("fit_", name, "_fit_samples_per_s"), rate[["fit"]])
   log(paste0("fit_", name, "_fit_acc_samples_per_s"), rate[["fit_acc"]])

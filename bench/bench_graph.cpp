@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#if RCUDA_BENCH_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
 #include "mnist_net.h"
 #include "rcuda/backend/cuda_graph.h"
 #include "train_step.h"
@@ -71,7 +75,13 @@ int main(int argc, char** argv) {
   rcuda::manual_seed(0);
   const auto time = [&](const std::string& name, const std::function<void()>& replay) {
     for (int i = 0; i < 10; ++i) replay();
+#if RCUDA_BENCH_NVTX
+    nvtxRangePushA("timed");
+#endif
     bench::log(name, bench::per_step_us(device, replay, o.steps, o.chunks));
+#if RCUDA_BENCH_NVTX
+    nvtxRangePop();
+#endif
   };
 
   const auto wanted = [&](const std::string& name) { return name.rfind(o.only, 0) == 0; };

@@ -2,16 +2,26 @@
 shared/anchors/torch_train_h200.py (MLP 784-512-512-10 batch 256 Adam, the MNIST CNN batch 128
 Adam, capturable=True) and an MLP inference forward at batch 8 as one replay. Timing as the
 anchors (median of CUDA-event-timed chunks). Prints `name: value`."""
-import torch, torch.nn as nn, torch.nn.functional as F
+import sys, torch, torch.nn as nn, torch.nn.functional as F
 import torch_step_timing as timing
 from torch_step_timing import log
 
 torch.backends.cudnn.benchmark = True
 dev = "cuda"
 
+# --profile: one replay of each graph inside an NVTX range "timed", for
+# `ncu --nvtx --nvtx-include timed/` (as bench_graph --steps 1 --chunks 1).
+# --only PREFIX: only the figures whose names start with PREFIX (as bench_graph --only).
+PROFILE = "--profile" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+
 def per_step_us(step, n=50, chunks=7, warm=10):  # the anchors' defaults
     for _ in range(warm): step()
-    return round(timing.per_step_us(dev, step, n, chunks), 1)
+    if PROFILE: n, chunks = 1, 1
+    torch.cuda.nvtx.range_push("timed")
+    us = round(timing.per_step_us(dev, step, n, chunks), 1)
+    torch.cuda.nvtx.range_pop()
+    return us
 
 def mlp(): return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).to(dev)
 
@@ -35,12 +45,16 @@ def graphed(model, opt, x, y, loss_fn):
     return g.replay
 
 log("torch", torch.__version__)
-x = torch.randn(256, 784, device=dev); y = torch.randint(0, 10, (256,), device=dev)
-m = mlp(); o = torch.optim.Adam(m.parameters(), 1e-3, capturable=True)
-log("mlp_b256_adam_graph_step_us", per_step_us(graphed(m, o, x, y, F.cross_entropy)))
-x = torch.randn(128, 1, 28, 28, device=dev); y = torch.randint(0, 10, (128,), device=dev)
-m = MnistNet().to(dev); o = torch.optim.Adam(m.parameters(), 1e-3, capturable=True)
-log("mnistcnn_b128_fp32_graph_step_us", per_step_us(graphed(m, o, x, y, F.nll_loss)))
+if "mlp_b256".startswith(ONLY) or ONLY.startswith("mlp_b256"):
+    x = torch.randn(256, 784, device=dev); y = torch.randint(0, 10, (256,), device=dev)
+    m = mlp(); o = torch.optim.Adam(m.parameters(), 1e-3, capturable=True)
+    log("mlp_b256_adam_graph_step_us", per_step_us(graphed(m, o, x, y, F.cross_entropy)))
+if "mnistcnn".startswith(ONLY) or ONLY.startswith("mnistcnn"):
+    x = torch.randn(128, 1, 28, 28, device=dev); y = torch.randint(0, 10, (128,), device=dev)
+    m = MnistNet().to(dev); o = torch.optim.Adam(m.parameters(), 1e-3, capturable=True)
+    log("mnistcnn_b128_fp32_graph_step_us", per_step_us(graphed(m, o, x, y, F.nll_loss)))
+if not ("mlp_b8".startswith(ONLY) or ONLY.startswith("mlp_b8")):
+    sys.exit(0)
 m = mlp().eval(); x = torch.randn(8, 784, device=dev)
 with torch.no_grad():
     s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())

@@ -239,15 +239,23 @@ run_fp8() {
   cat "$OUT/fp8_rcuda.txt" "$OUT/fp8_torch.txt"
 }
 
-# The kernels of the MLP's b8 inference graph and of the MNIST CNN's graphed step, each with
-# its duration, under Nsight Compute (the graphs' nodes one by one; clocks left alone).
+# The kernels of the MLP's b8 inference graph and of the MNIST CNN's graphed step, rcuda's and
+# PyTorch's, each with its duration, under Nsight Compute (the graphs' nodes one by one; clocks
+# left alone). Only the timed replay is profiled (the NVTX range "timed" of bench_graph and of
+# torch_graph.py --profile), not the warm-up and cuDNN's autotuning before it.
 run_profile() {
   command -v ncu >/dev/null || { step profile "no ncu"; return; }
+  local ncu=(timeout 240 ncu --clock-control none --graph-profiling node --nvtx --nvtx-include timed/
+             --metrics gpu__time_duration.sum --csv)
   for only in ${PROFILE_ONLY:-mlp_b8 mnistcnn}; do
-    timeout 240 ncu --clock-control none --graph-profiling node --metrics gpu__time_duration.sum \
-      --csv --launch-skip "${NCU_SKIP:-0}" --launch-count "${NCU_COUNT:-400}" \
-      build-gpu/bench/bench_graph --only $only --steps 1 --chunks 1 >"$OUT/ncu_$only.csv" 2>"$OUT/ncu_$only.err"
-    step "ncu $only" "exit $? ($(grep -c gpu__time_duration "$OUT/ncu_$only.csv") kernels)"
+    "${ncu[@]}" build-gpu/bench/bench_graph --only $only --steps 1 --chunks 1 \
+      >"$OUT/ncu_$only.csv" 2>"$OUT/ncu_$only.err"
+    step "ncu $only" "exit $? ($(python3 bench/ncu_kernels.py "$OUT/ncu_$only.csv" | head -1))"
+    python3 bench/ncu_kernels.py "$OUT/ncu_$only.csv" --top 20 >"$OUT/ncu_$only.txt" 2>&1
+    (cd bench && "${ncu[@]}" python3 torch_graph.py --profile --only $only) \
+      >"$OUT/ncu_torch_$only.csv" 2>"$OUT/ncu_torch_$only.err"
+    step "ncu torch_graph.py $only" "exit $? ($(python3 bench/ncu_kernels.py "$OUT/ncu_torch_$only.csv" | head -1))"
+    python3 bench/ncu_kernels.py "$OUT/ncu_torch_$only.csv" --top 20 >"$OUT/ncu_torch_$only.txt" 2>&1
   done
 }
 
