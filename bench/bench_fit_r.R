@@ -184,13 +184,13 @@ for (name in models) {
     }
   }
   rate <- samples / apply(times, 2, median)
-  batches <- length(starts)
+  n_batches <- length(starts)
   for (k in kinds) {
-    log(paste0("fit_", name, "_", k, "_us_per_batch"), 1e6 * median(times[, k]) / batches)
-    log(paste0("fit_", name, "_", k, "_host_us_per_batch"), 1e6 * median(hosts[, k]) / batches)
+    log(paste0("fit_", name, "_", k, "_us_per_batch"), 1e6 * median(times[, k]) / n_batches)
+    log(paste0("fit_", name, "_", k, "_host_us_per_batch"), 1e6 * median(hosts[, k]) / n_batches)
     log(paste0("fit_", name, "_", k, "_collections_per_epoch"), gcs["collections", k] / reps)
-    log(paste0("fit_", name, "_", k, "_gc_us_per_batch"), 1e6 * gcs["gc_s", k] / reps / batches)
-    log(paste0("fit_", name, "_", k, "_r_gc_us_per_batch"), 1e6 * gcs["r_gc_s", k] / reps / batches)
+    log(paste0("fit_", name, "_", k, "_gc_us_per_batch"), 1e6 * gcs["gc_s", k] / reps / n_batches)
+    log(paste0("fit_", name, "_", k, "_r_gc_us_per_batch"), 1e6 * gcs["r_gc_s", k] / reps / n_batches)
   }
   log(paste0("fit_", name, "_loop_samples_per_s"), rate[["loop"]])
   log(paste0("fit_", name, "_fit_samples_per_s"), rate[["fit"]])

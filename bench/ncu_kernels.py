@@ -23,7 +23,10 @@ for row in csv.DictReader(lines[start:]):
         continue
     unit = row["Metric Unit"]
     value = float(row["Metric Value"].replace(",", ""))
-    us = value / 1000 if unit == "nsecond" else value * 1000 if unit == "msecond" else value
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}
+    if unit not in scale:
+        sys.exit(f"{path}: unknown time unit {unit!r}")
+    us = value * scale[unit]
     key = short(row["Kernel Name"])
     by_name[key] += us
     count[key] += 1

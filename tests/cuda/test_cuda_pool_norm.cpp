@@ -133,6 +133,12 @@ std::vector<PoolCase> pool_cases() {
   add("max no batch", ops::max_pool_options(2, {2}, {}, {0}, {1}, true), {3, 7, 5});
   add("max 1d", ops::max_pool_options(1, {3}, {2}, {1}, {2}, true), {3, 4, 33});
   add("max many channels", ops::max_pool_options(2, {2}, {2}, {0}, {1}, false), {2, 70, 6, 6});
+  // Windows that do not overlap take the scatter backward (Note [Max pooling backward by
+  // scatter]): with padding and dilation, and with inputs that no window reaches.
+  add("max disjoint padded dilated", ops::max_pool_options(2, {2}, {3}, {1}, {2}, false),
+      {2, 3, 10, 11});
+  add("max disjoint gaps", ops::max_pool_options(2, {2, 1}, {4, 3}, {0, 0}, {1, 1}, true),
+      {2, 3, 9, 10});
   add("avg include pad", ops::avg_pool_options(2, {3}, {2}, {1}, false, true, std::nullopt),
       {2, 3, 9, 8});
   add("avg ceil overhang", ops::avg_pool_options(2, {3}, {2}, {1}, true, true, std::nullopt),
@@ -194,6 +200,7 @@ TEST(CudaPool, LargeInputsMatchCpu) {
     const Pair x = make_pair_of(plane_distinct(shape), shape, DType::Float32, layout);
     for (const ops::PoolOptions& o :
          {ops::max_pool_options(2, {3}, {2}, {1}, {1}, true),
+          ops::max_pool_options(2, {2}, {2}, {0}, {1}, false),
           ops::avg_pool_options(2, {3}, {1}, {1}, false, false, std::nullopt),
           ops::adaptive_pool_options(PoolOp::Max, {4, 5})}) {
       const ops::PoolForward cpu = ops::pool_forward(x.cpu, o, true);

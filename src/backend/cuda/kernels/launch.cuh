@@ -3,7 +3,8 @@
 //  - dense: every operand is contiguous or a broadcast scalar (all strides 0). Contiguous
 //    operands are read and written 16 bytes at a time when their addresses allow it.
 //  - strided: dims coalesced on the host (backend/strided_loop.h), offsets computed per element
-//    with 32-bit index arithmetic when the tensor has fewer than 2^31 elements.
+//    with 32-bit index arithmetic when the tensor has fewer than 2^31 elements, dividing by each
+//    dim's size through a multiply and a shift (Note [Division by a dim's size]).
 // Functors take and return element values (`Out f(In...)`); they run on the device and may
 // switch on a runtime op code: the op is uniform across the launch, so this costs a few
 // instructions per element of a memory-bound loop and keeps one kernel per dtype (compile time).
@@ -22,10 +23,34 @@ namespace rcuda::cuda {
 
 constexpr int kMaxDims = 10;
 
+// Note [Division by a dim's size]
+// A strided element's offsets come from dividing its linear index by each dim's size. A 32-bit
+// division by a value known only at run time is a sequence of some twenty instructions on the
+// GPU, and for a 4-d broadcast (a convolution's bias added over N, C, H, W) it made the strided
+// path 2-3x slower than PyTorch's, which divides as here: by a multiply-high and a shift with
+// a magic number computed on the host for each size (Granlund and Montgomery, "Division by
+// invariant integers using multiplication", 1994). For a divisor d in [1, 2^31) let s be the
+// least shift with 2^s >= d and m = floor(2^32 (2^s - d) / d) + 1; then for n < 2^31,
+// floor(n / d) = (umulhi(n, m) + n) >> s, with the sum below 2^32.
+struct FastDivisor {
+  uint32_t divisor = 1, magic = 1;
+  uint32_t shift = 0;
+
+  FastDivisor() = default;
+  explicit FastDivisor(uint32_t d) : divisor(d) {
+    while (shift < 32 && (uint64_t{1} << shift) < d) ++shift;
+    magic = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1);
+  }
+  __device__ __forceinline__ uint32_t divide(uint32_t n) const {
+    return (__umulhi(n, magic) + n) >> shift;
+  }
+};
+
 template <int N>
 struct StridedArgs {
   int ndim;
   int64_t sizes[kMaxDims];            // innermost last
+  FastDivisor divisors[kMaxDims];     // the sizes, for 32-bit launches (Index = uint32_t)
   int64_t byte_strides[kMaxDims][N];  // per dim, per operand
   char* data[N];
 };
@@ -38,9 +63,16 @@ __device__ __forceinline__ void element_offsets(const StridedArgs<N>& a, Index l
 #pragma unroll
   for (int k = 0; k < N; ++k) offsets[k] = 0;
   for (int d = a.ndim - 1; d >= 0; --d) {
-    const Index size = static_cast<Index>(a.sizes[d]);
-    const Index i = linear % size;
-    linear /= size;
+    Index i;
+    if constexpr (sizeof(Index) == 4) {
+      const Index quotient = a.divisors[d].divide(linear);
+      i = linear - quotient * a.divisors[d].divisor;
+      linear = quotient;
+    } else {
+      const Index size = static_cast<Index>(a.sizes[d]);
+      i = linear % size;
+      linear /= size;
+    }
 #pragma unroll
     for (int k = 0; k < N; ++k) offsets[k] += static_cast<int64_t>(i) * a.byte_strides[d][k];
   }
@@ -129,8 +161,12 @@ StridedArgs<N> strided_args(const std::array<Tensor, N>& operands) {
               "); make the inputs contiguous first");
   StridedArgs<N> a{};
   a.ndim = static_cast<int>(loop.sizes.size());
+  // Sizes past 2^31 only occur in launches with Index = int64_t, which divide plainly.
+  constexpr int64_t kLimit = int64_t{1} << 31;
   for (int d = 0; d < a.ndim; ++d) {
     a.sizes[d] = loop.sizes[d];
+    if (loop.sizes[d] >= 1 && loop.sizes[d] < kLimit)
+      a.divisors[d] = FastDivisor(static_cast<uint32_t>(loop.sizes[d]));
     for (int k = 0; k < N; ++k) a.byte_strides[d][k] = loop.byte_strides[k][d];
   }
   for (int k = 0; k < N; ++k) a.data[k] = loop.data[k];
