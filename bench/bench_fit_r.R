@@ -142,6 +142,9 @@ for (name in models) {
   run <- function(kind) {
     s <- fresh()
     data <- make_data()
+    # Each epoch starts from a collected heap, so that R's collections of what the previous
+    # epoch (of another kind) left are not charged to this one.
+    invisible(gc())
     sync()
     t0 <- proc.time()[["elapsed"]]
     if (kind == "loop") {

@@ -46,6 +46,9 @@ struct FastDivisor {
   }
 };
 
+// Dividends below this take FastDivisor::divide.
+constexpr int64_t kFastDivisionLimit = int64_t{1} << 31;
+
 template <int N>
 struct StridedArgs {
   int ndim;
@@ -162,10 +165,9 @@ StridedArgs<N> strided_args(const std::array<Tensor, N>& operands) {
   StridedArgs<N> a{};
   a.ndim = static_cast<int>(loop.sizes.size());
   // Sizes past 2^31 only occur in launches with Index = int64_t, which divide plainly.
-  constexpr int64_t kLimit = int64_t{1} << 31;
   for (int d = 0; d < a.ndim; ++d) {
     a.sizes[d] = loop.sizes[d];
-    if (loop.sizes[d] >= 1 && loop.sizes[d] < kLimit)
+    if (loop.sizes[d] >= 1 && loop.sizes[d] < kFastDivisionLimit)
       a.divisors[d] = FastDivisor(static_cast<uint32_t>(loop.sizes[d]));
     for (int k = 0; k < N; ++k) a.byte_strides[d][k] = loop.byte_strides[k][d];
   }
