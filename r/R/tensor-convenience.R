@@ -186,7 +186,9 @@ torch_index_fill <- function(self, dim, index, value) {
   dim <- extra_dim(dim, self$dim(), "torch_index_fill", "dim")
   if (is_torch_tensor(value)) {
     if (value$dim() != 0) value_error("torch_index_fill: a tensor value must be 0-d, got ", value$dim(), " dims")
-    value <- value$to(dtype = self$dtype)
+    # A 0-d value on another device is a number, as torch's index_fill takes it (a CPU
+    # scalar for a CUDA tensor).
+    value <- value$to(device = self$device, dtype = self$dtype)
   } else {
     if (!(is.numeric(value) || is.logical(value)) || length(value) != 1 || is.na(value)) {
       value_error("torch_index_fill: value must be a number or a 0-d tensor, got ", deparse(value, nlines = 1)[1])

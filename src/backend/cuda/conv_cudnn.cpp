@@ -15,8 +15,6 @@
 // current stream, with workspace from the stream-ordered pool. With set_cudnn_benchmark(true)
 // every supported plan is built and the fastest on the actual tensors kept (frontend autotune,
 // torch.backends.cudnn.benchmark): it synchronises and takes seconds, once per configuration.
-// The benchmark's candidates are mode A's list and the FALLBACK list together (PyTorch's
-// benchmark mode takes the same two).
 #include <cudnn_frontend.h>
 
 #include <atomic>
@@ -241,13 +239,7 @@ std::string try_build(ConvPass pass, const ConvOperands& t, const ConvArgs& a, c
     std::shared_ptr<fe::graph::Graph> graph = make_graph(pass, t, a);
     fe::error_t status = graph->validate();
     if (status.is_good()) status = graph->build_operation_graph(handle);
-    // Benchmarking times the FALLBACK list's engines too, as PyTorch's benchmark mode does: for
-    // small float32 convolutions mode A lists only FFMA engines and the legacy wgrad kernel,
-    // and the TF32 tensor-core engines (with their own layout transposes) that beat them by
-    // 1.5-3x on the H200 come from the fallback list (Note [cuDNN convolution plans]).
-    std::vector<fe::HeurMode_t> modes = {mode};
-    if (benchmark && mode == fe::HeurMode_t::A) modes.push_back(fe::HeurMode_t::FALLBACK);
-    if (status.is_good()) status = graph->create_execution_plans(modes);
+    if (status.is_good()) status = graph->create_execution_plans({mode});
     if (status.is_bad()) return status.get_message();
     graph->deselect_numeric_notes({fe::NumericalNote_t::DOWN_CONVERT_INPUTS});
     if (t.image.dtype() == DType::Float32 && !tf32)
