@@ -73,7 +73,15 @@ nn_Module_class <- list(
     named_children = function() self$children,
     state_dict = function(prefix = "", keepvars = FALSE) {
       out <- state_entries(self, prefix)
-      if (!keepvars) out <- lapply(out, function(t) .Call(rc_detach, t))
+      # Detached, with each tensor's requires_grad kept, as torch for R's state_dict() (PyTorch's
+      # clears it): the values are out of the graph either way.
+      if (!keepvars) {
+        out <- lapply(out, function(t) {
+          d <- .Call(rc_detach, t)
+          if (.Call(rc_requires_grad, t)) .Call(rc_set_requires_grad, d, TRUE)
+          d
+        })
+      }
       out
     },
     load_state_dict = function(state_dict, strict = TRUE, ...) {

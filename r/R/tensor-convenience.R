@@ -98,8 +98,18 @@ torch_is_complex <- function(self) {
   FALSE
 }
 
+# As torch for R: the function's `start` counts from 0 (its binding passes it to libtorch
+# untranslated: -1 is the last position), while the method $narrow_copy(), like narrow,
+# counts from 1.
 #' @export
-torch_narrow_copy <- function(self, dim, start, length) as_tensor_arg(self)$narrow_copy(dim, start, length)
+torch_narrow_copy <- function(self, dim, start, length) {
+  self <- as_tensor_arg(self)
+  if (!is.numeric(start) || length(start) != 1 || is.na(start)) {
+    value_error("torch_narrow_copy: start must be one number, got ", deparse(start, nlines = 1)[1])
+  }
+  if (start < 0) start <- start + self$size(dim)
+  self$narrow_copy(dim, start + 1, length)
+}
 
 #' @export
 torch_one_hot <- function(self, num_classes = -1L) nnf_one_hot(self, num_classes)

@@ -141,7 +141,16 @@ test_that("state_dict() round trips between two modules, which then give identic
   expect_false(isTRUE(all.equal(as_array(a(x)), as_array(b(x)))))
   sd <- a$state_dict()
   expect_identical(names(sd), c("scale", "offset", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"))
-  for (t in sd) expect_false(t$requires_grad)
+  # Detached leaves that keep requires_grad, as torch for R's state_dict(): the parameters
+  # TRUE, the buffer FALSE, and a frozen parameter FALSE.
+  for (name in names(sd)) {
+    expect_true(sd[[name]]$is_leaf)
+    expect_null(sd[[name]]$grad_fn)
+    expect_identical(sd[[name]]$requires_grad, name != "offset")
+  }
+  a$fc2$bias$requires_grad_(FALSE)
+  expect_false(a$state_dict()$fc2.bias$requires_grad)
+  a$fc2$bias$requires_grad_(TRUE)
   b$load_state_dict(sd)
   expect_identical(as_array(b(x)), as_array(a(x)))
   expect_true(b$fc1$weight$requires_grad && b$fc1$weight$is_leaf)

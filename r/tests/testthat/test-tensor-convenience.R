@@ -276,10 +276,18 @@ test_that("torch_clamp_max and torch_clamp_min take numbers and broadcasting ten
 test_that("torch_one_hot and torch_narrow_copy are torch for R's", {
   classes <- sample.int(5, 7, replace = TRUE)
   expect_equal(as_array(torch_one_hot(long(classes), 5)), outer(classes, 1:5, `==`) + 0)
+  # torch for R's torch_narrow_copy() takes start from 0 (torch_narrow_copy(1:10, 1, 1, 3) is
+  # 2:4 in its own tests), unlike the method $narrow_copy(), which counts from 1.
   a <- random_array(4, 5)
-  out <- torch_narrow_copy(torch_tensor(a, dtype = torch_float64()), 2, 2, 3)
-  expect_equal(as_array(out), a[, 2:4])
+  x <- torch_tensor(a, dtype = torch_float64())
+  out <- torch_narrow_copy(x, 2, 2, 3)
+  expect_equal(as_array(out), a[, 3:5])
   expect_true(out$is_contiguous())
+  expect_equal(as_array(torch_narrow_copy(x, 1, 0, 2)), a[1:2, ])
+  expect_equal(as_array(torch_narrow_copy(x, 2, -2, 2)), a[, 4:5])
+  expect_equal(as_array(torch_narrow_copy(x, 2, -1, 1)), a[, 5, drop = FALSE])
+  expect_equal(as_array(torch_narrow_copy(torch_tensor(1:10), dim = 1, start = 1, length = 3)), 2:4)
+  expect_error(torch_narrow_copy(x, 1, "a", 2), class = "value_error", regexp = "torch_narrow_copy: start")
 })
 
 # ---- random draws ---------------------------------------------------------------------------
