@@ -1,16 +1,28 @@
 # torch_save() / torch_load() in safetensors files, which PyTorch and the safetensors libraries
 # read and write (Note [R objects in safetensors] in src/save.cpp says how an R object is laid
 # out). rcuda differs from torch for R, whose files are safetensors with a serialized R object
-# inside: rcuda stores the object's shape as JSON, so its files hold only tensors and text.
+# inside: rcuda stores the object's shape as JSON, so its files hold only tensors and text,
+# except for whole modules (Note [Whole modules in torch_save]).
+#
+# Note [Whole modules in torch_save]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch_save(model, path) is how torch for R scripts keep a trained model, and a module is
+# more than its state dict: its class, its methods (R closures, possibly the script's own),
+# its training flag and fields. Such an object is written with R's serialize(), whose refhook
+# is called for each reference object it meets: a tensor's handle (an external pointer, which
+# serialize() would write as a dead address) is replaced there by a name ("t1", "t2", ... and
+# the handle's nn_parameter / nn_buffer marker), and the tensors go beside it in the file under
+# those names. The file holds two entries: "__rcuda_object__" (the serialized bytes, a uint8
+# tensor) and "__rcuda_tensors__" (the tensors, with their requires_grad). torch_load()
+# unserializes with a refhook that gives back one handle per name, so a tensor shared by two
+# fields is shared again. Another external pointer in the module (not a tensor) is an error.
+# Loading runs no code from the file beyond what unserialize() restores (closures are only
+# defined, as readRDS() does); as with readRDS(), load only files you trust.
 
 #' @export
 torch_save <- function(obj, path, ...) {
-  if (inherits(obj, "nn_module")) {
-    value_error("torch_save: saving a whole nn_module is not supported; save its parameters ",
-                "with torch_save(model$state_dict(), path) and restore them with ",
-                "model$load_state_dict(torch_load(path))")
-  }
   check_file_path(path, "torch_save")
+  if (inherits(obj, "nn_module")) obj <- serialized_object(obj)
   .Call(rc_torch_save, obj, path.expand(path))
   invisible(obj)
 }
@@ -21,10 +33,67 @@ torch_load <- function(path, device = "cpu") {
   device <- if (is.null(device)) NULL else device_string(device)
   loaded <- .Call(rc_torch_load, path.expand(path), device)
   switch(loaded$written_by,
-    rcuda = loaded$object,
+    rcuda = restore_serialized(loaded$object, path),
     "torch for R" = torch_r_object(loaded, path),
     loaded$tensors
   )
+}
+
+serialized_entries <- c("__rcuda_object__", "__rcuda_tensors__")
+
+# Note [Whole modules in torch_save]: the object as list(bytes, tensors).
+serialized_object <- function(obj) {
+  keys <- new.env(parent = emptyenv())  # tensor identity and marker -> name
+  tensors <- list()
+  hook <- function(x) {
+    if (is.environment(x)) return(NULL)  # written as R writes environments
+    if (!is_torch_tensor(x)) {
+      value_error("torch_save: the module holds an R ", typeof(x), " of class ", class(x)[1],
+                  " that is not a tensor and cannot be saved")
+    }
+    marker <- if (isTRUE(attr(x, "nn_parameter", exact = TRUE))) {
+      c("nn_parameter", "TRUE")
+    } else if (!is.null(attr(x, "nn_buffer", exact = TRUE))) {
+      c("nn_buffer", as.character(attr(x, "nn_buffer", exact = TRUE)))
+    } else {
+      character()
+    }
+    identity <- paste(c(.Call(rc_tensor_ids, list(x)), marker), collapse = "|")
+    name <- keys[[identity]]
+    if (is.null(name)) {
+      name <- paste0("t", length(tensors) + 1L)
+      keys[[identity]] <- name
+      tensors[[name]] <<- x
+    }
+    c(name, marker)
+  }
+  bytes <- serialize(obj, NULL, refhook = hook)
+  out <- list(torch_tensor(as.integer(bytes), dtype = torch_uint8()), tensors)
+  names(out) <- serialized_entries
+  out
+}
+
+# The object torch_load() read: a module written by serialized_object(), or the object itself.
+restore_serialized <- function(object, path) {
+  if (!is.list(object) || !identical(names(object), serialized_entries)) return(object)
+  tensors <- object[[2]]
+  made <- new.env(parent = emptyenv())
+  hook <- function(name) {
+    identity <- paste(name, collapse = "|")
+    if (!is.null(made[[identity]])) return(made[[identity]])
+    t <- tensors[[name[1]]]
+    if (!is_torch_tensor(t)) {
+      value_error("torch_load: ", path, " names a tensor '", name[1], "' that it does not hold")
+    }
+    if (length(name) == 3) t <- .Call(rc_marked_handle, t, name[2], as.logical(name[3]))
+    assign(identity, t, envir = made)
+    t
+  }
+  bytes <- object[[1]]
+  if (!is_torch_tensor(bytes) || dtype_of(bytes) != "uint8") {
+    value_error("torch_load: ", path, " has a malformed '", serialized_entries[1], "' entry")
+  }
+  unserialize(as.raw(as_array(bytes$cpu())), refhook = hook)
 }
 
 check_file_path <- function(path, caller) {

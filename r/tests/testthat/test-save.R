@@ -101,8 +101,6 @@ test_that("saving refuses what safetensors cannot hold, naming where it is", {
   expect_error(torch_save(list(env = new.env()), path), "'env'", class = "rcuda_value_error")
   expect_error(torch_save(list(df = data.frame(a = 1)), path), "attribute 'class'",
                class = "rcuda_value_error")
-  expect_error(torch_save(structure(list(), class = "nn_module"), path), "state_dict",
-               class = "rcuda_value_error")
   con <- rawConnection(raw(0))
   expect_error(torch_save(t, con), "file name", class = "rcuda_value_error")
   close(con)
@@ -251,4 +249,78 @@ test_that("device places the tensors; NULL restores the device they were saved f
   expect_true(back$g$is_cuda)
   expect_false(back$c$is_cuda)
   expect_false(torch_load(path)$g$is_cuda)
+})
+
+test_that("a whole module round trips: class, methods, fields, markers, shared tensors", {
+  path <- tempfile(fileext = ".pt")
+  on.exit(unlink(path))
+  Net <- nn_module(
+    "Net",
+    initialize = function(n_in, n_out) {
+      self$fc <- nn_linear(n_in, 8)
+      self$norm <- nn_batch_norm1d(8)
+      self$head <- nn_linear(8, n_out)
+      self$scale <- nn_parameter(torch_tensor(1.5))
+      self$offset <- nn_buffer(torch_randn(n_out))
+      self$scratch <- nn_buffer(torch_zeros(2), persistent = FALSE)
+      self$tied <- self$head$weight  # one tensor in two places
+      self$label <- "net"
+    },
+    forward = function(x) {
+      self$head(nnf_relu(self$norm(self$fc(x)))) * self$scale + self$offset
+    },
+    describe = function() paste(self$label, self$head$out_features)
+  )
+  net <- Net(5, 3)
+  net$fc$bias$requires_grad_(FALSE)
+  x <- torch_randn(16, 5)
+  net(x)  # batch norm's running statistics move
+  net$eval()
+  torch_save(net, path)
+  loaded <- torch_load(path)
+  rm(net)
+  invisible(gc())
+  net <- Net(5, 3)  # a fresh module of the class, for its methods only
+  expect_s3_class(loaded, "nn_module")
+  expect_false(loaded$training)
+  expect_identical(loaded$describe(), "net 3")
+  reference <- torch_load(path)
+  expect_identical(as_array(loaded(x)), as_array(reference(x)))
+  # The values are the saved ones (a state dict written alongside would give them too).
+  sd <- loaded$state_dict()
+  expect_identical(names(sd), names(reference$state_dict()))
+  expect_true(all(vapply(loaded$parameters, is_nn_parameter, logical(1))))
+  expect_true(is_nn_buffer(loaded$offset))
+  expect_false(loaded$fc$bias$requires_grad)
+  expect_true(loaded$fc$weight$requires_grad && loaded$fc$weight$is_leaf)
+  # The tied field is the head's weight again, not a copy.
+  with_no_grad(loaded$head$weight$fill_(0.25))
+  expect_equal(as_array(loaded$tied), matrix(0.25, 3, 8))
+  # Evaluation by hand, in double loops over the loaded values.
+  p <- lapply(loaded$state_dict(), as_array)
+  xa <- as_array(x)
+  h <- xa %*% t(p[["fc.weight"]]) + matrix(p[["fc.bias"]], 16, 8, byrow = TRUE)
+  h <- sweep(sweep(h, 2, p[["norm.running_mean"]]), 2, sqrt(p[["norm.running_var"]] + 1e-5), "/")
+  h <- sweep(sweep(h, 2, p[["norm.weight"]], "*"), 2, p[["norm.bias"]], "+")
+  h <- pmax(h, 0)
+  out <- (h %*% t(p[["head.weight"]]) + matrix(p[["head.bias"]], 16, 3, byrow = TRUE)) * p[["scale"]]
+  out <- out + matrix(p[["offset"]], 16, 3, byrow = TRUE)
+  expect_equal(as_array(loaded(x)), out, tolerance = 1e-5)
+  # The loaded module trains.
+  loaded$train()
+  opt <- optim_sgd(loaded$parameters, lr = 0.1)
+  before <- as_array(loaded$head$bias)
+  loss <- mean((loaded(x) - 1)^2)
+  loss$backward()
+  opt$step()
+  expect_false(isTRUE(all.equal(as_array(loaded$head$bias), before)))
+})
+
+test_that("a module holding a non-tensor external pointer is refused by name", {
+  path <- tempfile(fileext = ".pt")
+  on.exit(unlink(path))
+  m <- nn_linear(2, 2)
+  m$handle <- new("externalptr")
+  expect_error(torch_save(m, path), "externalptr", class = "rcuda_value_error")
+  expect_false(file.exists(path))
 })
