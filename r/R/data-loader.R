@@ -20,6 +20,10 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
   if (!is_dataset(dataset)) {
     value_error("dataloader: dataset must be made by a dataset() generator, got ", class(dataset)[1])
   }
+  if (is_iterable_dataset(dataset) && isTRUE(shuffle)) {
+    value_error("dataloader: shuffle = TRUE needs samples by index; an iterable_dataset gives ",
+                "them in its stream's order")
+  }
   if (!is.null(sampler) || !is.null(batch_sampler)) {
     value_error("dataloader: sampler and batch_sampler are not supported by rcuda; use shuffle, ",
                 "or dataset_subset() for a fixed selection")
@@ -49,6 +53,7 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
   dl$generator <- generator
   dl$epochs <- 0
   dl$.has_getbatch <- is.function(dataset$.getbatch)
+  dl$.iterable <- is_iterable_dataset(dataset)
   dl$collate_fn <- collate_fn %||%
     if (is.null(batch_size) || dl$.has_getbatch) default_convert else default_collate
   dl$.iter <- function() dataloader_make_iter(dl)
@@ -65,6 +70,7 @@ is_dataloader <- function(x) inherits(x, "dataloader")
 #' @export
 length.dataloader <- function(x) {
   n <- length(x$dataset)
+  if (is.na(n)) return(NA_integer_)  # an iterable dataset without .length()
   if (is.null(x$batch_size)) return(n)
   if (x$drop_last) n %/% x$batch_size else as.integer(ceiling(n / x$batch_size))
 }
@@ -90,6 +96,7 @@ dataloader_make_iter.default <- function(dataloader) {
 #' @export
 dataloader_make_iter.dataloader <- function(dataloader) {
   dl <- dataloader
+  if (dl$.iterable) return(stream_iter(dl))
   n <- length(dl$dataset)
   order <- if (!dl$shuffle) {
     seq_len(n)
@@ -143,6 +150,49 @@ next_batch <- function(it) {
     lapply(index, function(i) ds$.getitem(i))
   }
   batch <- dl$collate_fn(data)
+  if (dl$pin_memory) pin_tensors(batch) else batch
+}
+
+# Note [Batches from a stream]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Over an iterable_dataset (R/data-iterable.R) each epoch's iterator calls the dataset's .iter()
+# once and takes batch_size samples per batch from it, in order, collated as samples by index
+# are; the last batch may be short (dropped with drop_last). The batch count need not be known:
+# the stream's end ends the epoch.
+stream_iter <- function(dl) {
+  source <- dl$dataset$.iter()
+  if (!is.function(source)) {
+    value_error("dataloader: .iter() of '", class(dl$dataset)[1], "' must return an iterator ",
+                "function, got ", class(source)[1])
+  }
+  dl$epochs <- dl$epochs + 1
+  it <- new.env(parent = emptyenv())
+  it$loader <- dl
+  it$source <- source
+  it$done <- FALSE
+  it$.next <- function() next_stream_batch(it)
+  it$.length <- function() length(dl)
+  class(it) <- "dataloader_iter"
+  it
+}
+
+next_stream_batch <- function(it) {
+  if (it$done) return(exhausted_value())
+  dl <- it$loader
+  size <- if (is.null(dl$batch_size)) 1L else dl$batch_size
+  samples <- vector("list", size)
+  n <- 0L
+  while (n < size) {
+    sample <- it$source()
+    if (is_exhausted_value(sample)) {
+      it$done <- TRUE
+      break
+    }
+    n <- n + 1L
+    samples[[n]] <- sample
+  }
+  if (n == 0L || (n < size && dl$drop_last)) return(exhausted_value())
+  batch <- if (is.null(dl$batch_size)) dl$collate_fn(samples[[1]]) else dl$collate_fn(samples[seq_len(n)])
   if (dl$pin_memory) pin_tensors(batch) else batch
 }
 
