@@ -100,6 +100,34 @@ extern "C" SEXP rc_eye(SEXP n, SEXP m, SEXP dtype, SEXP device) {
   RCUDA_END
 }
 
+// The default generator's state as 16 bytes: the seed, then the offset (Philox steps taken),
+// each little-endian. torch_get_rng_state() / torch_set_rng_state() carry it as a uint8 tensor.
+extern "C" SEXP rc_get_rng_state() {
+  RCUDA_BEGIN
+  const Generator& g = default_generator();
+  const uint64_t words[2] = {g.seed(), g.offset()};
+  SEXP out = PROTECT(Rf_allocVector(RAWSXP, 16));
+  for (int w = 0; w < 2; ++w)
+    for (int b = 0; b < 8; ++b) RAW(out)[w * 8 + b] = static_cast<Rbyte>(words[w] >> (8 * b));
+  UNPROTECT(1);
+  return out;
+  RCUDA_END
+}
+
+extern "C" SEXP rc_set_rng_state(SEXP state) {
+  RCUDA_BEGIN
+  RCUDA_CHECK(TYPEOF(state) == RAWSXP && Rf_xlength(state) == 16, ValueError,
+              "torch_set_rng_state: state must be the 16 bytes torch_get_rng_state() gives");
+  uint64_t words[2] = {0, 0};
+  for (int w = 0; w < 2; ++w)
+    for (int b = 0; b < 8; ++b) words[w] |= static_cast<uint64_t>(RAW(state)[w * 8 + b]) << (8 * b);
+  Generator& g = default_generator();
+  g.manual_seed(words[0]);
+  g.set_offset(words[1]);
+  return R_NilValue;
+  RCUDA_END
+}
+
 extern "C" SEXP rc_manual_seed(SEXP seed) {
   RCUDA_BEGIN
   const double s = Rf_asReal(seed);
