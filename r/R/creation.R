@@ -167,6 +167,24 @@ torch_linspace <- function(start, end, steps = 100, dtype = NULL, device = NULL,
   with_requires_grad(.Call(rc_linspace, start, end, steps, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
+# torch for R's deprecated torch_range(): as torch_arange() but with `end` included, in the
+# default floating dtype; the count is floor((end - start) / step) + 1, as PyTorch's.
+#' @export
+torch_range <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
+  fn <- "torch_range"
+  start <- number_arg(start, fn, "start")
+  end <- number_arg(end, fn, "end")
+  step <- number_arg(step, fn, "step")
+  if (step == 0) value_error(fn, ": step must be nonzero")
+  if ((end - start) / step < 0) {
+    value_error(fn, ": end (", end, ") lies on the wrong side of start (", start, ") for step ", step)
+  }
+  warning("torch_range is deprecated in favor of torch_arange, whose end is excluded", call. = FALSE)
+  n <- floor((end - start) / step) + 1
+  torch_linspace(start, start + (n - 1) * step, n, dtype = dtype, device = device,
+                 requires_grad = requires_grad)
+}
+
 #' @export
 torch_eye <- function(n, m = n, dtype = NULL, device = NULL, requires_grad = FALSE) {
   with_requires_grad(.Call(rc_eye, n, m, dtype_name(dtype), device_string(device)), requires_grad)

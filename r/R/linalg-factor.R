@@ -182,3 +182,30 @@ linalg_tensorsolve <- function(A, B, dims = NULL) {
   if (!is.null(dims)) dims <- as.double(product_dims(dims, A$dim(), fn, "dims") - 1L)
   linalg_call("tensorsolve", A, B, dims = dims)
 }
+
+# X with A X = B (left = TRUE) or X A = B, for A upper or lower triangular (only that triangle
+# is read; unitriangular takes its diagonal as ones), as torch for R's. Composed from
+# linalg_solve on the triangle, which records autograd; LU with partial pivoting on a
+# triangular matrix is as accurate as substitution.
+#' @export
+linalg_solve_triangular <- function(A, B, upper, left = TRUE, unitriangular = FALSE) {
+  fn <- "linalg_solve_triangular"
+  A <- linalg_matrix_arg(A, fn)
+  B <- linalg_matrix_arg(B, fn, "B")
+  if (missing(upper)) value_error(fn, ": upper must be given (TRUE or FALSE)")
+  upper <- extra_flag(upper, fn, "upper")
+  left <- extra_flag(left, fn, "left")
+  unitriangular <- extra_flag(unitriangular, fn, "unitriangular")
+  if (A$dim() < 2 || A$size(-1) != A$size(-2)) {
+    value_error(fn, ": A must be a batch of square matrices, got shape ", shape_text(A$shape))
+  }
+  triangle <- if (upper) A$triu() else A$tril()
+  if (unitriangular) {
+    n <- A$size(-1)
+    eye <- torch_eye(n, dtype = A$dtype, device = A$device)
+    triangle <- triangle * (1 - eye) + eye
+  }
+  if (left) return(linalg_solve(triangle, B))
+  # X A = B  <=>  A^T X^T = B^T.
+  linalg_solve(triangle$transpose(-1, -2), B$transpose(-1, -2))$transpose(-1, -2)
+}

@@ -78,3 +78,16 @@ test_that("torch_arange includes its end for every magnitude, and arange(n) coun
   expect_equal(as_array(torch_arange(5)), 1:5)
   expect_equal(as_array(torch_arange(1L, 3L)), 1:3)
 })
+
+test_that("torch_range includes end, warns that it is deprecated, and checks its numbers", {
+  expect_warning(x <- torch_range(1, 9), "deprecated")
+  expect_equal(as_array(x), 1:9)
+  expect_equal(x$dtype$.type(), "Float")
+  expect_warning(y <- torch_range(0, 1, 0.25, dtype = torch_float64()))
+  expect_equal(as_array(y), seq(0, 1, by = 0.25))
+  expect_warning(z <- torch_range(5, 1, -2))
+  expect_equal(as_array(z), c(5, 3, 1))
+  expect_error(torch_range(1, 5, 0), "step must be nonzero", class = "rcuda_value_error")
+  expect_error(torch_range(5, 1), "wrong side", class = "rcuda_value_error")
+  expect_error(torch_range("a", 1), "torch_range: start", class = "rcuda_value_error")
+})

@@ -212,3 +212,37 @@ test_that("errors name the function and say what is wrong, as torch's", {
   expect_error(linalg_lstsq(torch_randn(3, 2), torch_randn(3, 1), driver = "gelsy"), "gelsd", class = "rcuda_value_error")
   expect_error(linalg_solve(torch_randn(3, 3), "a"), "B must be a tensor", class = "rcuda_value_error")
 })
+
+test_that("linalg_solve_triangular reads one triangle and matches base R's backsolve", {
+  for (device in test_devices()) {
+    n <- 5
+    a <- matrix(rnorm(n * n), n) + diag(4, n)
+    b <- matrix(rnorm(n * 3), n)
+    A <- torch_tensor(a, dtype = torch_float64(), device = device)
+    B <- torch_tensor(b, dtype = torch_float64(), device = device)
+    up <- a
+    up[lower.tri(up)] <- 0
+    lo <- a
+    lo[upper.tri(lo)] <- 0
+    expect_equal(as_array(linalg_solve_triangular(A, B, upper = TRUE)), backsolve(up, b), tolerance = 1e-10)
+    expect_equal(as_array(linalg_solve_triangular(A, B, upper = FALSE)), forwardsolve(lo, b), tolerance = 1e-10)
+    unit <- up
+    diag(unit) <- 1
+    expect_equal(as_array(linalg_solve_triangular(A, B, upper = TRUE, unitriangular = TRUE)),
+                 backsolve(unit, b), tolerance = 1e-10)
+    # X A = B.
+    c <- matrix(rnorm(2 * n), 2)
+    C <- torch_tensor(c, dtype = torch_float64(), device = device)
+    expect_equal(as_array(linalg_solve_triangular(A, C, upper = FALSE, left = FALSE)),
+                 c %*% solve(lo), tolerance = 1e-10)
+    # Gradients flow to A's triangle and to B.
+    Ar <- A$clone()$requires_grad_(TRUE)
+    Br <- B$clone()$requires_grad_(TRUE)
+    linalg_solve_triangular(Ar, Br, upper = TRUE)$sum()$backward()
+    g <- as_array(Ar$grad)
+    expect_true(all(g[lower.tri(g)] == 0))
+    expect_equal(as_array(Br$grad), matrix(rowSums(t(solve(up))), n, 3), tolerance = 1e-10)
+  }
+  expect_error(linalg_solve_triangular(torch_eye(2), torch_ones(2, 1)), "upper must be given",
+               class = "rcuda_value_error")
+})
