@@ -14,13 +14,13 @@
 
 namespace {
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    const cudaError_t status_ = (call);                                              \
-    if (status_ != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_));   \
-      std::exit(1);                                                                  \
-    }                                                                                \
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    const cudaError_t status_ = (call);                                            \
+    if (status_ != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_)); \
+      std::exit(1);                                                                \
+    }                                                                              \
   } while (0)
 
 __global__ void empty_kernel() {}

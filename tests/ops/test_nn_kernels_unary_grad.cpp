@@ -170,8 +170,8 @@ TEST(NnUnaryGrad, MatchesCentralDifferencesInFloat64) {
       // disagree; there the reference is the case's double formula, which is torch's
       // convention at the kink (NnUnaryGrad.KinksFollowTorch checks those points).
       const double left = (f0[i] - fm[i]) / h[i], right = (fp[i] - f0[i]) / h[i];
-      const bool smooth = std::fabs(left - right) <=
-                          1e-3 * std::max({1.0, std::fabs(left), std::fabs(right)});
+      const bool smooth =
+          std::fabs(left - right) <= 1e-3 * std::max({1.0, std::fabs(left), std::fabs(right)});
       expected[i] = smooth ? gv[i] * (fp[i] - fm[i]) / (2 * h[i])
                            : stored(gv[i] * c.derivative(xv[i], f0[i]), DType::Float64);
     }

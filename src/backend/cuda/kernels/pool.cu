@@ -145,8 +145,8 @@ __global__ void pool2d_backward_kernel(Geometry g, const T* __restrict__ dy,
 // where no element beat the initial -inf) stores nothing, as the gather adds nothing for it.
 template <typename T, typename Index>
 __global__ void max_pool2d_scatter_kernel(Geometry g, const T* __restrict__ dy,
-                                          const int64_t* __restrict__ indices,
-                                          T* __restrict__ dx, int64_t total) {
+                                          const int64_t* __restrict__ indices, T* __restrict__ dx,
+                                          int64_t total) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
        o += step) {
@@ -210,9 +210,9 @@ void pool2d_backward_typed(const PoolArgs& args, const Tensor& grad_in, const Te
   const bool small = fits_32_bits(grad_in, grad_out);
   if (args.op == PoolOp::Max && !args.adaptive && windows_disjoint(g.rows) &&
       windows_disjoint(g.cols)) {
-    RCUDA_CUDA_CHECK(cudaMemsetAsync(
-        grad_in.data_ptr(), 0, static_cast<size_t>(grad_in.numel()) * grad_in.element_size(),
-        stream));
+    RCUDA_CUDA_CHECK(cudaMemsetAsync(grad_in.data_ptr(), 0,
+                                     static_cast<size_t>(grad_in.numel()) * grad_in.element_size(),
+                                     stream));
     const int64_t outputs = grad_out.numel();
     if (outputs == 0) return;
     if (small) {
