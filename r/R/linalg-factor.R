@@ -209,3 +209,59 @@ linalg_solve_triangular <- function(A, B, upper, left = TRUE, unitriangular = FA
   # X A = B  <=>  A^T X^T = B^T.
   linalg_solve(triangle$transpose(-1, -2), B$transpose(-1, -2))$transpose(-1, -2)
 }
+
+# torch for R's linalg_cholesky_ex(): the factor and `info` (int32, one per matrix): 0 where the
+# factorization succeeded, else the order of the first leading minor that is not positive-
+# definite, with no error unless check_errors = TRUE. Composed from linalg_cholesky: the whole
+# batch at once, and where that fails, each matrix alone; a failing matrix's order is found by
+# bisection over its leading blocks (positive-definiteness of leading minors is inherited by the
+# smaller ones), and its L holds the factor of the largest positive-definite leading block,
+# zeros elsewhere.
+#' @export
+linalg_cholesky_ex <- function(A, upper = FALSE, check_errors = FALSE) {
+  fn <- "linalg_cholesky_ex"
+  A <- linalg_matrix_arg(A, fn)
+  upper <- extra_flag(upper, fn, "upper")
+  if (extra_flag(check_errors, fn, "check_errors")) {
+    L <- linalg_cholesky(A, upper = upper)
+    return(list(L = L, info = torch_zeros(head(A$shape, -2), dtype = torch_int32(), device = A$device)))
+  }
+  if (A$dim() < 2 || A$size(-1) != A$size(-2)) {
+    value_error(fn, ": A must be a batch of square matrices, got shape ", shape_text(A$shape))
+  }
+  factor <- function(M) {
+    tryCatch(linalg_cholesky(M), rcuda_value_error = function(e) {
+      if (grepl("not positive-definite", conditionMessage(e), fixed = TRUE)) NULL else stop(e)
+    })
+  }
+  batch <- head(A$shape, -2)
+  n <- A$size(-1)
+  L <- factor(A)
+  info <- integer(prod(batch))
+  if (is.null(L)) {
+    flat <- A$reshape(c(-1, n, n))
+    pieces <- lapply(seq_len(flat$size(1)), function(b) {
+      M <- flat[b, , ]
+      Lb <- factor(M)
+      if (!is.null(Lb)) return(Lb)
+      good <- 0L  # the largest k whose leading k x k block factors; k + 1 fails
+      bad <- n
+      while (bad - good > 1L) {
+        mid <- (good + bad) %/% 2L
+        if (is.null(factor(M[1:mid, 1:mid]))) bad <- mid else good <- mid
+      }
+      info[b] <<- bad
+      out <- torch_zeros(n, n, dtype = A$dtype, device = A$device)
+      if (good > 0L) out <- nnf_pad(factor(M[1:good, 1:good]), c(0, n - good, 0, n - good))
+      out
+    })
+    L <- torch_stack(pieces)$reshape(A$shape)
+  }
+  if (upper) L <- L$transpose(-1, -2)
+  info <- if (length(batch)) {
+    torch_tensor(info, dtype = torch_int32(), device = A$device)$reshape(batch)
+  } else {
+    torch_scalar_tensor(info, dtype = torch_int32(), device = A$device)
+  }
+  list(L = L, info = info)
+}

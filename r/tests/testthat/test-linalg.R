@@ -246,3 +246,34 @@ test_that("linalg_solve_triangular reads one triangle and matches base R's backs
   expect_error(linalg_solve_triangular(torch_eye(2), torch_ones(2, 1)), "upper must be given",
                class = "rcuda_value_error")
 })
+
+test_that("linalg_cholesky_ex gives base R's factor and info, the first failing minor, without an error", {
+  for (device in test_devices()) {
+    n <- 5
+    spd <- function() {
+      m <- matrix(rnorm(n * n), n)
+      crossprod(m) + diag(n)
+    }
+    good <- spd()
+    bad <- spd()
+    bad[4, 4] <- -50  # the leading minors of order 1-3 stay positive-definite; order 4 fails
+    A <- torch_tensor(array(c(t(good), t(bad)), c(n, n, 2)), dtype = torch_float64(), device = device)$permute(c(3, 2, 1))
+    expect_equal(as_array(A[1, , ]), good)
+    out <- linalg_cholesky_ex(A)
+    expect_named(out, c("L", "info"))
+    expect_equal(as_array(out$info), c(0L, 4L))
+    expect_equal(out$info$dtype$.type(), "Int")
+    expect_equal(as_array(out$L[1, , ]), t(chol(good)), tolerance = 1e-10)
+    partial <- matrix(0, n, n)
+    partial[1:3, 1:3] <- t(chol(bad[1:3, 1:3]))
+    expect_equal(as_array(out$L[2, , ]), partial, tolerance = 1e-10)
+    up <- linalg_cholesky_ex(A[1, , ], upper = TRUE)
+    expect_equal(as_array(up$L), chol(good), tolerance = 1e-10)
+    expect_equal(as_array(up$info), 0L)
+    expect_equal(up$info$dim(), 0)
+    first <- linalg_cholesky_ex(torch_tensor(-diag(2), dtype = torch_float64(), device = device))
+    expect_equal(as_array(first$info), 1L)
+    expect_equal(as_array(first$L), matrix(0, 2, 2))
+    expect_error(linalg_cholesky_ex(A, check_errors = TRUE), "positive-definite")
+  }
+})
