@@ -1,5 +1,6 @@
-# Convolution layers (torch for R's nn_conv1d, nn_conv2d, nn_conv_transpose2d) over the engine's
-# cuDNN / oneDNN convolutions (docs/convolution.md). Each forward is one nnf_* call.
+# Convolution layers (torch for R's nn_conv1d, nn_conv2d, nn_conv_transpose1d,
+# nn_conv_transpose2d) over the engine's cuDNN / oneDNN convolutions (docs/convolution.md). Each
+# forward is one nnf_* call; the 1-d transposed convolution is the 2-d one over a height of 1.
 
 #' @export
 nnf_conv1d <- function(input, weight, bias = NULL, stride = 1, padding = 0, dilation = 1, groups = 1) {
@@ -16,6 +17,45 @@ nnf_conv_transpose2d <- function(input, weight, bias = NULL, stride = 1, padding
                                  output_padding = 0, groups = 1, dilation = 1) {
   .Call(rc_nn_conv, "conv_transpose2d", input, weight, bias, stride, padding, dilation, groups,
         output_padding)
+}
+
+# [N, C, L] (or [C, L]) through conv_transpose2d over [N, C, 1, L], the kernel [in, out / groups,
+# 1, k]: the height dim takes stride 1, no padding and kernel 1, so it stays 1.
+#' @export
+nnf_conv_transpose1d <- function(input, weight, bias = NULL, stride = 1, padding = 0,
+                                 output_padding = 0, groups = 1, dilation = 1) {
+  fn <- "nnf_conv_transpose1d"
+  input <- extra_tensor(input, fn, "input")
+  weight <- extra_tensor(weight, fn, "weight")
+  if (!input$dim() %in% 2:3) value_error(fn, ": input must be [N, C, L] or [C, L], got ", input$dim(), " dims")
+  if (weight$dim() != 3) value_error(fn, ": weight must be [in, out / groups, k], got ", weight$dim(), " dims")
+  one <- function(x, what) c(1L, conv_sizes(what, x, 1L))
+  out <- nnf_conv_transpose2d(input$unsqueeze(-2), weight$unsqueeze(-2), bias, one(stride, "stride"),
+                              c(0L, conv_sizes("padding", padding, 1L)),
+                              c(0L, conv_sizes("output_padding", output_padding, 1L)), groups,
+                              one(dilation, "dilation"))
+  out$squeeze(-2)
+}
+
+# PyTorch's _output_padding: the output_padding that makes a transposed convolution's output
+# `output_size` (its last `dims` entries; N and C may be included), within the stride's range.
+transposed_output_padding <- function(self, input, output_size, dims) {
+  if (is.null(output_size)) return(self$output_padding)
+  size <- as.integer(unlist(output_size))
+  size <- utils::tail(size, dims)
+  if (length(size) != dims) {
+    value_error("nn_conv_transpose", dims, "d: output_size must give ", dims, " spatial sizes, got ",
+                deparse(output_size, nlines = 1)[1])
+  }
+  spatial <- utils::tail(as.integer(input$shape), dims)
+  smallest <- (spatial - 1L) * self$stride - 2L * self$padding + self$dilation * (self$kernel_size - 1L) + 1L
+  largest <- smallest + self$stride - 1L
+  if (any(size < smallest | size > largest)) {
+    value_error("nn_conv_transpose", dims, "d: requested an output size of ", paste(size, collapse = " x "),
+                ", but valid sizes range from ", paste(smallest, collapse = " x "), " to ",
+                paste(largest, collapse = " x "), " (for an input of ", paste(spatial, collapse = " x "), ")")
+  }
+  size - smallest
 }
 
 # A size given once for every spatial dim, or once per dim.
@@ -103,8 +143,27 @@ nn_conv_transpose2d <- nn_module(
     super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
                      bias, padding_mode, dims = 2, transposed = TRUE, output_padding = output_padding)
   },
-  forward = function(input) {
+  forward = function(input, output_size = NULL) {
     .Call(rc_nn_conv, "conv_transpose2d", input, self$weight, self$bias, self$stride,
-          self$padding, self$dilation, self$groups, self$output_padding)
+          self$padding, self$dilation, self$groups,
+          transposed_output_padding(self, input, output_size, 2L))
+  }
+)
+
+#' @export
+nn_conv_transpose1d <- nn_module(
+  "nn_conv_transpose1d",
+  inherit = nn_conv_nd,
+  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                        output_padding = 0, groups = 1, bias = TRUE, dilation = 1,
+                        padding_mode = "zeros") {
+    if (is.character(padding)) value_error("nn_conv_transpose1d: padding must be numbers, got \"", padding, "\"")
+    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                     bias, padding_mode, dims = 1, transposed = TRUE, output_padding = output_padding)
+  },
+  forward = function(input, output_size = NULL) {
+    nnf_conv_transpose1d(input, self$weight, self$bias, self$stride, self$padding,
+                         transposed_output_padding(self, input, output_size, 1L), self$groups,
+                         self$dilation)
   }
 )

@@ -209,3 +209,49 @@ nn_group_norm <- nn_module(
   },
   forward = function(input) .Call(rc_nn_group_norm, input, self$num_groups, self$weight, self$bias, self$eps)
 )
+
+# ---- power-average pooling ------------------------------------------------------------------
+
+# torch for R's nnf_lp_pool1d / nnf_lp_pool2d, as PyTorch composes them: the window's sum of
+# x^p (average pooling times the window's size) to the power 1/p, with the sign of the average
+# kept and negative averages clipped to 0 first, so that p = 1 sums and a large p nears the max.
+lp_pool <- function(fn, dims, input, norm_type, kernel_size, stride, ceil_mode) {
+  input <- extra_tensor(input, fn, "input")
+  p <- number_arg(norm_type, fn, "norm_type")
+  if (p == 0) value_error(fn, ": norm_type must be nonzero")
+  kernel <- conv_sizes("kernel_size", kernel_size, dims)
+  pool <- if (dims == 1) nnf_avg_pool1d else nnf_avg_pool2d
+  out <- pool(input$pow(p), kernel_size, stride, 0, ceil_mode)
+  (torch_sign(out) * nnf_relu(torch_abs(out)))$mul(prod(kernel))$pow(1 / p)
+}
+
+#' @export
+nnf_lp_pool1d <- function(input, norm_type, kernel_size, stride = NULL, ceil_mode = FALSE) {
+  lp_pool("nnf_lp_pool1d", 1L, input, norm_type, kernel_size, stride, ceil_mode)
+}
+
+#' @export
+nnf_lp_pool2d <- function(input, norm_type, kernel_size, stride = NULL, ceil_mode = FALSE) {
+  lp_pool("nnf_lp_pool2d", 2L, input, norm_type, kernel_size, stride, ceil_mode)
+}
+
+lp_pool_module <- function(classname, dims) {
+  nn_module(
+    classname,
+    initialize = function(norm_type, kernel_size, stride = NULL, ceil_mode = FALSE) {
+      self$norm_type <- norm_type
+      self$kernel_size <- kernel_size
+      self$stride <- stride
+      self$ceil_mode <- ceil_mode
+    },
+    forward = function(input) {
+      lp_pool(paste0("nnf_lp_pool", dims, "d"), dims, input, self$norm_type, self$kernel_size,
+              self$stride, self$ceil_mode)
+    }
+  )
+}
+
+#' @export
+nn_lp_pool1d <- lp_pool_module("nn_lp_pool1d", 1L)
+#' @export
+nn_lp_pool2d <- lp_pool_module("nn_lp_pool2d", 2L)
