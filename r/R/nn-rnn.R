@@ -65,7 +65,10 @@ nn_rnn_base <- nn_module(
   # load_state_dict(), which replace parameters, are seen.
   flat_weights = function() lapply(self$flat_weight_names_, function(name) self[[name]]),
   forward = function(input, hx = NULL) {
-    if (!is_torch_tensor(input)) value_error("nn_rnn: input must be a tensor, got ", describe(input))
+    packed <- inherits(input, "PackedSequence")
+    if (!packed && !is_torch_tensor(input)) {
+      value_error("nn_rnn: input must be a tensor or a PackedSequence, got ", describe(input))
+    }
     h0 <- hx
     c0 <- NULL
     if (self$mode == "LSTM" && !is.null(hx)) {
@@ -78,6 +81,7 @@ nn_rnn_base <- nn_module(
       value_error(if (self$mode == "GRU") "nn_gru" else "nn_rnn", ": hx must be a tensor, got ",
                   describe(hx))
     }
+    if (packed) return(rnn_packed_forward(self, input, hx))  # Note [Packed sequences]
     result <- .Call(rc_nn_rnn, self$mode, input, h0, c0, self$flat_weights(), self$num_layers,
                     self$dropout, self$training, self$bidirectional, self$batch_first)
     hidden <- if (self$mode == "LSTM") list(result[[2]], result[[3]]) else result[[2]]

@@ -1,5 +1,5 @@
-# The less used optimizers of torch for R (optim_adadelta, optim_asgd, optim_rprop,
-# optim_lbfgs) and nn_utils_rnn_pad_sequence.
+# The less used optimizers of torch for R (optim_adadelta, optim_asgd, optim_rprop and
+# optim_lbfgs).
 #
 # Note [Optimizers stepped in R]
 # rcuda's own optimizers (optim.R) run one fused engine call per step. These four are used too
@@ -619,45 +619,4 @@ lbfgs_strong_wolfe <- function(obj_func, t, d, f, g, gtd, c1 = 1e-4, c2 = 0.9,
     }
   }
   list(t = bracket[[low]], f = bracket_f[[low]], g = bracket_g[[low]], evals = evals)
-}
-
-# ---- nn_utils_rnn_pad_sequence ---------------------------------------------------------------
-
-# Each sequence (L_i x *) padded to the longest's length and stacked: T x B x *, or B x T x *
-# with batch_first. Built from cat and stack, so gradients flow back to the sequences.
-#' @export
-nn_utils_rnn_pad_sequence <- function(sequences, batch_first = FALSE, padding_value = 0) {
-  who <- "nn_utils_rnn_pad_sequence"
-  if (!is.list(sequences) || length(sequences) == 0 ||
-        !all(vapply(sequences, is_torch_tensor, logical(1)))) {
-    value_error(who, ": sequences must be a non-empty list of tensors")
-  }
-  if (!is.logical(batch_first) || length(batch_first) != 1 || is.na(batch_first)) {
-    value_error(who, ": batch_first must be TRUE or FALSE, got ", format(batch_first))
-  }
-  if (!is.numeric(padding_value) && !is.logical(padding_value) || length(padding_value) != 1) {
-    value_error(who, ": padding_value must be a single number, got ",
-                paste(format(padding_value), collapse = " "))
-  }
-  first <- sequences[[1]]
-  if (first$dim() == 0) value_error(who, ": sequence 1 is a scalar; sequences need a length")
-  trailing <- first$shape[-1]
-  for (i in seq_along(sequences)) {
-    s <- sequences[[i]]
-    if (s$dim() == 0 || !identical(s$shape[-1], trailing)) {
-      shape_error(who, ": sequence ", i, " has shape (", paste(s$shape, collapse = ", "),
-                  "), sequence 1 (", paste(first$shape, collapse = ", "), "); all must ",
-                  "share the trailing dimensions")
-    }
-  }
-  longest <- max(vapply(sequences, function(s) s$size(1), numeric(1)))
-  padded <- lapply(sequences, function(s) {
-    s <- s$to(dtype = first$dtype)
-    missing_rows <- longest - s$size(1)
-    if (missing_rows == 0) return(s)
-    pad <- torch_full(c(missing_rows, trailing), padding_value, dtype = first$dtype,
-                      device = s$device)
-    torch_cat(list(s, pad), dim = 1)
-  })
-  torch_stack(padded, dim = if (batch_first) 1 else 2)
 }
