@@ -132,38 +132,28 @@ nn_conv1d <- conv_module("nn_conv1d", 1L)
 #' @export
 nn_conv2d <- conv_module("nn_conv2d", 2L)
 
-#' @export
-nn_conv_transpose2d <- nn_module(
-  "nn_conv_transpose2d",
-  inherit = nn_conv_nd,
-  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
-                        output_padding = 0, groups = 1, bias = TRUE, dilation = 1,
-                        padding_mode = "zeros") {
-    if (is.character(padding)) value_error("nn_conv_transpose2d: padding must be numbers, got \"", padding, "\"")
-    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                     bias, padding_mode, dims = 2, transposed = TRUE, output_padding = output_padding)
-  },
-  forward = function(input, output_size = NULL) {
-    .Call(rc_nn_conv, "conv_transpose2d", input, self$weight, self$bias, self$stride,
-          self$padding, self$dilation, self$groups,
-          transposed_output_padding(self, input, output_size, 2L))
-  }
-)
+# nn_conv_transpose1d and nn_conv_transpose2d: the same module over `dims` spatial dims.
+transposed_module <- function(classname, dims) {
+  nn_module(
+    classname,
+    inherit = nn_conv_nd,
+    initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                          output_padding = 0, groups = 1, bias = TRUE, dilation = 1,
+                          padding_mode = "zeros") {
+      if (is.character(padding)) value_error(classname, ": padding must be numbers, got \"", padding, "\"")
+      super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                       bias, padding_mode, dims = dims, transposed = TRUE,
+                       output_padding = output_padding)
+    },
+    forward = function(input, output_size = NULL) {
+      f <- if (dims == 1L) nnf_conv_transpose1d else nnf_conv_transpose2d
+      f(input, self$weight, self$bias, self$stride, self$padding,
+        transposed_output_padding(self, input, output_size, dims), self$groups, self$dilation)
+    }
+  )
+}
 
 #' @export
-nn_conv_transpose1d <- nn_module(
-  "nn_conv_transpose1d",
-  inherit = nn_conv_nd,
-  initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
-                        output_padding = 0, groups = 1, bias = TRUE, dilation = 1,
-                        padding_mode = "zeros") {
-    if (is.character(padding)) value_error("nn_conv_transpose1d: padding must be numbers, got \"", padding, "\"")
-    super$initialize(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                     bias, padding_mode, dims = 1, transposed = TRUE, output_padding = output_padding)
-  },
-  forward = function(input, output_size = NULL) {
-    nnf_conv_transpose1d(input, self$weight, self$bias, self$stride, self$padding,
-                         transposed_output_padding(self, input, output_size, 1L), self$groups,
-                         self$dilation)
-  }
-)
+nn_conv_transpose1d <- transposed_module("nn_conv_transpose1d", 1L)
+#' @export
+nn_conv_transpose2d <- transposed_module("nn_conv_transpose2d", 2L)
