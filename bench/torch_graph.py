@@ -15,6 +15,9 @@ dev = "cuda"
 PROFILE = "--profile" in sys.argv
 ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
 
+def wanted(name):  # the figure's name starts with ONLY (or ONLY names more than the prefix)
+    return name.startswith(ONLY) or ONLY.startswith(name)
+
 def per_step_us(step, n=50, chunks=7, warm=10):  # the anchors' defaults
     for _ in range(warm): step()
     if PROFILE: n, chunks = 1, 1
@@ -45,15 +48,15 @@ def graphed(model, opt, x, y, loss_fn):
     return g.replay
 
 log("torch", torch.__version__)
-if "mlp_b256".startswith(ONLY) or ONLY.startswith("mlp_b256"):
+if wanted("mlp_b256"):
     x = torch.randn(256, 784, device=dev); y = torch.randint(0, 10, (256,), device=dev)
     m = mlp(); o = torch.optim.Adam(m.parameters(), 1e-3, capturable=True)
     log("mlp_b256_adam_graph_step_us", per_step_us(graphed(m, o, x, y, F.cross_entropy)))
-if "mnistcnn".startswith(ONLY) or ONLY.startswith("mnistcnn"):
+if wanted("mnistcnn"):
     x = torch.randn(128, 1, 28, 28, device=dev); y = torch.randint(0, 10, (128,), device=dev)
     m = MnistNet().to(dev); o = torch.optim.Adam(m.parameters(), 1e-3, capturable=True)
     log("mnistcnn_b128_fp32_graph_step_us", per_step_us(graphed(m, o, x, y, F.nll_loss)))
-if not ("mlp_b8".startswith(ONLY) or ONLY.startswith("mlp_b8")):
+if not wanted("mlp_b8"):
     sys.exit(0)
 m = mlp().eval(); x = torch.randn(8, 784, device=dev)
 with torch.no_grad():

@@ -16,9 +16,21 @@ fold_pair <- function(x, fn, arg, minimum) {
   as.integer(rep_len(x, 2))
 }
 
+# kernel_size, dilation, padding and stride as pairs, checked.
+fold_args <- function(fn, kernel_size, dilation, padding, stride) {
+  list(kernel = fold_pair(kernel_size, fn, "kernel_size", 1),
+       dilation = fold_pair(dilation, fn, "dilation", 1),
+       padding = fold_pair(padding, fn, "padding", 0),
+       stride = fold_pair(stride, fn, "stride", 1))
+}
+
 # The padded spatial positions each patch entry reads, as a [kh * kw * L] index into the
 # flattened [Hp * Wp] plane (kernel offsets outer, patch positions inner), with L and Hp, Wp.
-fold_positions <- function(fn, size, kernel, dilation, padding, stride, device) {
+fold_positions <- function(fn, size, a, device) {
+  kernel <- a$kernel
+  dilation <- a$dilation
+  padding <- a$padding
+  stride <- a$stride
   padded <- size + 2L * padding
   extent <- dilation * (kernel - 1L) + 1L
   if (any(padded < extent)) {
@@ -46,16 +58,14 @@ nnf_unfold <- function(input, kernel_size, dilation = 1, padding = 0, stride = 1
   }
   batched <- input$dim() == 4
   x <- if (batched) input else input$unsqueeze(1)
-  kernel <- fold_pair(kernel_size, fn, "kernel_size", 1)
-  dilation <- fold_pair(dilation, fn, "dilation", 1)
-  padding <- fold_pair(padding, fn, "padding", 0)
-  stride <- fold_pair(stride, fn, "stride", 1)
+  a <- fold_args(fn, kernel_size, dilation, padding, stride)
   n <- x$size(1)
   channels <- x$size(2)
-  p <- fold_positions(fn, c(x$size(3), x$size(4)), kernel, dilation, padding, stride, x$device)
-  if (any(padding > 0)) x <- nnf_pad(x, c(padding[2], padding[2], padding[1], padding[1]))
+  p <- fold_positions(fn, c(x$size(3), x$size(4)), a, x$device)
+  pad <- a$padding
+  if (any(pad > 0)) x <- nnf_pad(x, c(pad[2], pad[2], pad[1], pad[1]))
   patches <- x$flatten(start_dim = 3)$index_select(3, p$index)  # [N, C, kh * kw * L]
-  out <- patches$reshape(c(n, channels * prod(kernel), prod(p$blocks)))
+  out <- patches$reshape(c(n, channels * prod(a$kernel), prod(p$blocks)))
   if (batched) out else out$squeeze(1)
 }
 
@@ -69,12 +79,9 @@ nnf_fold <- function(input, output_size, kernel_size, dilation = 1, padding = 0,
   batched <- input$dim() == 3
   x <- if (batched) input else input$unsqueeze(1)
   size <- fold_pair(output_size, fn, "output_size", 1)
-  kernel <- fold_pair(kernel_size, fn, "kernel_size", 1)
-  dilation <- fold_pair(dilation, fn, "dilation", 1)
-  padding <- fold_pair(padding, fn, "padding", 0)
-  stride <- fold_pair(stride, fn, "stride", 1)
-  p <- fold_positions(fn, size, kernel, dilation, padding, stride, x$device)
-  taps <- prod(kernel)
+  a <- fold_args(fn, kernel_size, dilation, padding, stride)
+  p <- fold_positions(fn, size, a, x$device)
+  taps <- prod(a$kernel)
   if (x$size(2) %% taps != 0) {
     value_error(fn, ": input's size in dim 2 (", x$size(2), ") must be divisible by the ",
                 "product of kernel_size (", taps, ")")
@@ -88,7 +95,8 @@ nnf_fold <- function(input, output_size, kernel_size, dilation = 1, padding = 0,
   patches <- x$reshape(c(n, channels, taps * prod(p$blocks)))
   plane <- torch_zeros(n, channels, prod(p$padded), dtype = x$dtype, device = x$device)
   out <- plane$index_add(3, p$index, patches)$reshape(c(n, channels, p$padded[1], p$padded[2]))
-  if (any(padding > 0)) out <- out$narrow(3, padding[1] + 1, size[1])$narrow(4, padding[2] + 1, size[2])
+  pad <- a$padding
+  if (any(pad > 0)) out <- out$narrow(3, pad[1] + 1, size[1])$narrow(4, pad[2] + 1, size[2])
   if (batched) out else out$squeeze(1)
 }
 

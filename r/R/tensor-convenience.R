@@ -104,9 +104,7 @@ torch_is_complex <- function(self) {
 #' @export
 torch_narrow_copy <- function(self, dim, start, length) {
   self <- as_tensor_arg(self)
-  if (!is.numeric(start) || length(start) != 1 || is.na(start)) {
-    value_error("torch_narrow_copy: start must be one number, got ", deparse(start, nlines = 1)[1])
-  }
+  start <- number_arg(start, "torch_narrow_copy", "start", "one number")
   if (start < 0) start <- start + self$size(dim)
   self$narrow_copy(dim, start + 1, length)
 }
