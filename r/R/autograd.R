@@ -42,7 +42,11 @@ rm(m)
   switch(name,
     requires_grad = .Call(rc_set_requires_grad, x, value),
     grad = .Call(rc_set_grad, x, value),
-    value_error("rcuda_tensor: field '", name, "' cannot be assigned (only requires_grad and grad can)")
+    # A complex tensor's parts are views: assigning writes the values into x, as torch for R's.
+    real = ,
+    imag = .Call(rc_assign, complex_call(name, x),
+                 if (is.numeric(value) && length(value) == 1) value else as_tensor_arg(value)),
+    value_error("rcuda_tensor: field '", name, "' cannot be assigned (only requires_grad, grad, real and imag can)")
   )
   x
 }
@@ -51,7 +55,7 @@ rm(m)
 #' @export
 `[[<-.rcuda_tensor` <- function(x, i, value) {
   if (!is.character(i) || length(i) != 1) {
-    value_error("rcuda_tensor: [[<- takes a field name (requires_grad or grad), got ", deparse(i)[1])
+    value_error("rcuda_tensor: [[<- takes a field name (requires_grad, grad, real or imag), got ", deparse(i)[1])
   }
   `$<-.rcuda_tensor`(x, i, value)
 }

@@ -7,7 +7,8 @@ new_dtype <- function(name) structure(list(name = name), class = "rcuda_dtype")
 dtype_labels <- c(
   float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
   int32 = "Int", int64 = "Long", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
-  float8_e4m3fn = "Float8_e4m3fn", float8_e5m2 = "Float8_e5m2"
+  float8_e4m3fn = "Float8_e4m3fn", float8_e5m2 = "Float8_e5m2",
+  complex64 = "ComplexFloat", complex128 = "ComplexDouble"
 )
 
 #' @export

@@ -86,11 +86,17 @@ linalg_eigvalsh <- function(A, UPLO = "L") {
   linalg_call("eigvalsh", linalg_matrix_arg(A, fn), uplo = linalg_uplo(UPLO, fn))
 }
 
+# A general square matrix's complex eigenvalues and right eigenvectors (columns of unit norm),
+# computed by LAPACK's geev on the CPU for every device, as PyTorch does (Note [General
+# eigenproblems] in src/ops/linalg_spectral.cpp). Real input gives complex64 or complex128.
 #' @export
-linalg_eig <- function(A) linalg_call("eig", linalg_matrix_arg(A, "linalg_eig"), name = "linalg_eig")
+linalg_eig <- function(A) {
+  out <- linalg_call("eig", linalg_matrix_arg(A, "linalg_eig"))
+  list(eigenvalues = out[[1]], eigenvectors = out[[2]])
+}
 
 #' @export
-linalg_eigvals <- function(A) linalg_call("eig", linalg_matrix_arg(A, "linalg_eigvals"), name = "linalg_eigvals")
+linalg_eigvals <- function(A) linalg_call("eigvals", linalg_matrix_arg(A, "linalg_eigvals"))
 
 #' @export
 linalg_lstsq <- function(A, B, rcond = NULL, ..., driver = NULL) {

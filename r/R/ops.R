@@ -108,7 +108,7 @@ mean.rcuda_tensor <- function(x, dim, keepdim = FALSE, na.rm = FALSE, ...) {
 # (torch_max(c(2, 1), other = c(1, 2)), torch_stack() of matrices); NULL and tensors pass.
 as_tensor_arg <- function(x) {
   if (is.null(x) || is_torch_tensor(x)) return(x)
-  if ((is.numeric(x) || is.logical(x)) && !is.object(x)) return(torch_tensor(x))
+  if ((is.numeric(x) || is.logical(x) || is.complex(x)) && !is.object(x)) return(torch_tensor(x))
   x
 }
 

@@ -12,6 +12,8 @@ format.rcuda_tensor <- function(x, n = 30, ...) {
   if (.Call(rc_is_undefined, x)) return("[ Tensor (undefined) ]")
   parts <- .Call(rc_format, x)
   lines <- if (nzchar(parts[1])) strsplit(parts[1], "\n", fixed = TRUE)[[1]] else character()
+  # Complex values as R prints complex numbers (torch for R prints none of them).
+  if (is_complex_dtype(dtype_of(x)) && x$numel() > 0) lines <- utils::capture.output(print(as_array(x)))
   if (n >= 0 && length(lines) > n) {
     lines <- c(lines[seq_len(n)], "... [the output was truncated (use n=-1 to disable)]")
   }

@@ -45,7 +45,7 @@ m$reshape_as <- function(self, other) self$reshape(convenience_tensor(other, "re
 m$type_as <- function(self, other) self$to(dtype = convenience_tensor(other, "type_as", "other")$dtype)
 m$nelement <- function(self) self$numel()
 m$is_floating_point <- function(self) is_floating_dtype(dtype_of(self))
-m$is_complex <- function(self) FALSE
+m$is_complex <- function(self) is_complex_dtype(dtype_of(self))
 
 # torch for R's new_*(size, options): options holds dtype, device and requires_grad, which
 # default to self's dtype and device and FALSE.
@@ -91,12 +91,8 @@ torch_numel <- function(self) convenience_tensor(self, "torch_numel", "self")$nu
 #' @export
 torch_is_floating_point <- function(self) convenience_tensor(self, "torch_is_floating_point", "self")$is_floating_point()
 
-# rcuda has no complex dtype.
 #' @export
-torch_is_complex <- function(self) {
-  convenience_tensor(self, "torch_is_complex", "self")
-  FALSE
-}
+torch_is_complex <- function(self) convenience_tensor(self, "torch_is_complex", "self")$is_complex()
 
 # As torch for R: the function's `start` counts from 0 (its binding passes it to libtorch
 # untranslated: -1 is the last position), while the method $narrow_copy(), like narrow,

@@ -133,8 +133,9 @@ torch_allclose <- function(self, other, rtol = 1e-05, atol = 1e-08, equal_nan = 
     }
   }
   extra_flag(equal_nan, "torch_allclose", "equal_nan")
-  a <- if (is_float_tensor(self)) self else self$double()
-  b <- if (is_float_tensor(other)) other else other$double()
+  # (complex tensors compare as they are: |a - b| is their modulus)
+  a <- if (is_float_tensor(self) || self$is_complex()) self else self$double()
+  b <- if (is_float_tensor(other) || other$is_complex()) other else other$double()
   # a == b covers equal infinities, whose difference is NaN.
   close <- (a == b) | ((a - b)$abs() <= atol + rtol * b$abs())
   if (equal_nan) close <- close | ((a != a) & (b != b))

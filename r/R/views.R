@@ -107,7 +107,8 @@ m$dim <- function(self) length(.Call(rc_shape, self))
 m$numel <- function(self) .Call(rc_numel, self)
 m$element_size <- function(self) {
   c(float32 = 4L, float64 = 8L, float16 = 2L, bfloat16 = 2L, int64 = 8L, int32 = 4L, int16 = 2L,
-    int8 = 1L, uint8 = 1L, bool = 1L, float8_e4m3fn = 1L, float8_e5m2 = 1L)[[.Call(rc_meta, self)[[2]]]]
+    int8 = 1L, uint8 = 1L, bool = 1L, float8_e4m3fn = 1L, float8_e5m2 = 1L, complex64 = 8L,
+    complex128 = 16L)[[.Call(rc_meta, self)[[2]]]]
 }
 m$item <- function(self) .Call(rc_item, self)
 

@@ -60,13 +60,21 @@ using namespace rcuda::r;
 namespace rcuda::r {
 
 // torch_tensor(data, dtype, device): doubles default to the default floating dtype (float32
-// unless torch_set_default_dtype() changed it), integers to int64, logicals to bool, as torch
-// for R. NA becomes NaN in floating dtypes and is an error elsewhere.
+// unless torch_set_default_dtype() changed it), integers to int64, logicals to bool, complex
+// numbers to complex64, as torch for R. NA becomes NaN in floating dtypes and is an error
+// elsewhere.
 Tensor from_r(SEXP data, std::optional<DType> dtype, Device device) {
   const int type = TYPEOF(data);
-  RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP, DTypeError,
+  RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP || type == CPLXSXP, DTypeError,
               "torch_tensor: cannot convert an R ", Rf_type2char(type),
-              " (expected double, integer or logical)");
+              " (expected double, integer, logical or complex)");
+  if (type == CPLXSXP) {
+    // Rcomplex is two doubles, real part first: complex128's layout (Note [Complex tensors]).
+    const Tensor view = r_memory_view(COMPLEX(data), r_dims_of(data), DType::Complex128);
+    Tensor out = empty(view.shape(), TensorOptions(dtype.value_or(DType::Complex64)));
+    copy_(out, view);
+    return device.is_cpu() ? out : to(out, device);
+  }
   const DType target = dtype.value_or(type == REALSXP  ? default_float_dtype()
                                       : type == INTSXP ? DType::Int64
                                                        : DType::Bool);
@@ -105,7 +113,10 @@ extern "C" SEXP rc_to_r(SEXP x) {
   NoGradGuard no_grad;  // reading values is no op of the graph (a tensor may require grad)
   Tensor t = unwrap(x);
   if (!t.device().is_cpu()) t = to(t, Device());
-  const int type = is_floating(t.dtype()) ? REALSXP : t.dtype() == DType::Bool ? LGLSXP : INTSXP;
+  const int type = is_floating(t.dtype())      ? REALSXP
+                   : is_complex(t.dtype())     ? CPLXSXP
+                   : t.dtype() == DType::Bool ? LGLSXP
+                                               : INTSXP;
   if (t.dtype() == DType::Int64 && t.numel() > 0) {
     const double big = 2147483647.0;
     const bool out_of_range =
@@ -118,10 +129,13 @@ extern "C" SEXP rc_to_r(SEXP x) {
   Shape dims = t.shape();
   cpp11::sexp out = cpp11::safe[Rf_allocVector](type, static_cast<R_xlen_t>(t.numel()));
   if (t.numel() > 0) {
-    void* memory =
-        type == REALSXP ? static_cast<void*>(REAL(out)) : static_cast<void*>(INTEGER(out));
+    void* memory = type == REALSXP   ? static_cast<void*>(REAL(out))
+                   : type == CPLXSXP ? static_cast<void*>(COMPLEX(out))
+                                     : static_cast<void*>(INTEGER(out));
     Tensor view = r_memory_view(memory, dims.empty() ? Shape{1} : dims,
-                                type == REALSXP ? DType::Float64 : DType::Int32);
+                                type == REALSXP   ? DType::Float64
+                                : type == CPLXSXP ? DType::Complex128
+                                                  : DType::Int32);
     copy_(view, dims.empty() ? t.view({1}) : t);
   }
   if (dims.size() >= 2) {
@@ -138,6 +152,16 @@ extern "C" SEXP rc_item(SEXP x) {
   RCUDA_BEGIN
   NoGradGuard no_grad;
   const Tensor& t = unwrap(x);
+  if (is_complex(t.dtype())) {
+    RCUDA_CHECK(t.numel() == 1, ValueError, "item: a tensor with ", t.numel(),
+                " elements cannot be converted to a scalar (it needs exactly one)");
+    const Tensor host = to(reshape(t, {1}), Device(), DType::Complex128);
+    const double* parts = host.data<double>();
+    Rcomplex z;
+    z.r = parts[0];
+    z.i = parts[1];
+    return Rf_ScalarComplex(z);
+  }
   const Scalar v = item(t);
   if (is_floating(t.dtype())) return Rf_ScalarReal(v.to_double());
   if (t.dtype() == DType::Bool) return Rf_ScalarLogical(v.to_bool());

@@ -41,6 +41,7 @@ SEXP rc_clamp(SEXP x, SEXP min, SEXP max);
 SEXP rc_where(SEXP condition, SEXP a, SEXP b);
 SEXP rc_matmul(SEXP kind, SEXP a, SEXP b);
 SEXP rc_linalg(SEXP op, SEXP a, SEXP b, SEXP options);
+SEXP rc_complex(SEXP op, SEXP a, SEXP b);
 SEXP rc_join(SEXP kind, SEXP tensors, SEXP dim);
 SEXP rc_reduce(SEXP kind, SEXP x, SEXP dims, SEXP keepdim, SEXP dtype);
 SEXP rc_extreme(SEXP kind, SEXP x, SEXP dim, SEXP keepdim);
@@ -225,6 +226,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_where", (DL_FUNC)&rc_where, 3},
     {"rc_matmul", (DL_FUNC)&rc_matmul, 3},
     {"rc_linalg", (DL_FUNC)&rc_linalg, 4},
+    {"rc_complex", (DL_FUNC)&rc_complex, 3},
     {"rc_join", (DL_FUNC)&rc_join, 3},
     {"rc_reduce", (DL_FUNC)&rc_reduce, 5},
     {"rc_extreme", (DL_FUNC)&rc_extreme, 4},

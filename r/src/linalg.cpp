@@ -71,7 +71,11 @@ SEXP run(const std::string& op, const Tensor& A, SEXP b, SEXP options) {
     return tensor_list({r.eigenvalues, r.eigenvectors});
   }
   if (op == "eigvalsh") return wrap(linalg_eigvalsh(A, text(options, "uplo", "L")));
-  if (op == "eig") linalg_eig(A, text(options, "name", "linalg_eig").c_str());
+  if (op == "eig") {
+    const EigResult r = linalg_eig(A);
+    return tensor_list({r.eigenvalues, r.eigenvectors});
+  }
+  if (op == "eigvals") return wrap(linalg_eigvals(A));
   if (op == "lstsq") {
     const LstsqResult r = linalg_lstsq(A, unwrap(b), number(options, "rcond"));
     return tensor_list({r.solution, r.residuals, r.rank, r.singular_values});

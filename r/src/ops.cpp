@@ -26,11 +26,19 @@ Tensor number_tensor(const Scalar& s, const Tensor& other) {
 // instead of going through the default float32.
 Tensor array_beside(const char* op, SEXP data, const Tensor& t) {
   const int type = TYPEOF(data);
-  RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP, DTypeError, op,
-              ": cannot combine a tensor with an R ", Rf_type2char(type),
-              " (expected a tensor, or a number, vector or array of double, integer or logical)");
-  const std::optional<DType> dtype =
-      is_floating(t.dtype()) ? std::optional<DType>(t.dtype()) : std::nullopt;
+  RCUDA_CHECK(type == REALSXP || type == INTSXP || type == LGLSXP || type == CPLXSXP, DTypeError,
+              op, ": cannot combine a tensor with an R ", Rf_type2char(type),
+              " (expected a tensor, or a number, vector or array of double, integer, logical or "
+              "complex)");
+  std::optional<DType> dtype;
+  if (type == CPLXSXP) {
+    // Complex numbers take the width of a floating or complex tensor (complex64 otherwise).
+    if (is_complex(t.dtype())) dtype = t.dtype();
+    if (t.dtype() == DType::Float32 || t.dtype() == DType::Float64)
+      dtype = complex_dtype_for(t.dtype());
+  } else if (is_floating(t.dtype()) || is_complex(t.dtype())) {
+    dtype = is_complex(t.dtype()) ? complex_part_dtype(t.dtype()) : t.dtype();
+  }
   return from_r(data, dtype, t.device());
 }
 

@@ -135,6 +135,10 @@ const char* scalar_type_name(DType dtype) {
       return "Float8_e4m3fn";
     case DType::Float8E5M2:
       return "Float8_e5m2";
+    case DType::Complex64:
+      return "ComplexFloat";
+    case DType::Complex128:
+      return "ComplexDouble";
   }
   return "Unknown";
 }
@@ -150,11 +154,15 @@ extern "C" SEXP rc_format(SEXP x) {
   RCUDA_BEGIN
   NoGradGuard no_grad;
   const Tensor& t = unwrap(x);
-  Tensor d = contiguous(to(t, Device(), DType::Float64));
-  const double* v = d.data<double>();
+  // Complex values are formatted by R from as_array() (R/print.R): only the footer comes here.
+  const bool complex_values = is_complex(t.dtype());
+  Tensor d = complex_values ? Tensor() : contiguous(to(t, Device(), DType::Float64));
+  const double* v = complex_values ? nullptr : d.data<double>();
   const Shape& s = t.shape();
   std::ostringstream body;
-  if (s.empty()) {
+  if (complex_values) {
+    // (no body)
+  } else if (s.empty()) {
     body << v[0] << "\n";
   } else if (t.numel() > 0 && s.size() == 1) {
     const NumberFormat f = choose_format(v, s[0]);

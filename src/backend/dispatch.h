@@ -107,7 +107,15 @@ RCUDA_HOST_DEVICE inline T wrapping_mul(T a, T b) {
                    " tensors (float8 is a storage type for scaled_mm): convert with to() first");
 }
 
-// Calls f(T{}) with T the C++ type of `dtype`, for the 10 computing dtypes (not float8).
+[[noreturn]] inline void complex_unsupported(DType dtype) {
+  throw DTypeError(std::string("this op does not support ") + dtype_name(dtype) +
+                   " tensors (complex tensors have creation, conversion, views, real/imag, "
+                   "arithmetic, abs, angle, conj and eig: docs/complex.md); split them with "
+                   "view_as_real() first");
+}
+
+// Calls f(T{}) with T the C++ type of `dtype`, for the 10 computing dtypes (not float8, not
+// complex: complex ops are composed of real ones above the backends, Note [Complex tensors]).
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, F&& f) {
   switch (dtype) {
@@ -134,6 +142,9 @@ decltype(auto) dispatch_all(DType dtype, F&& f) {
     case DType::Float8E4M3FN:
     case DType::Float8E5M2:
       float8_unsupported(dtype);
+    case DType::Complex64:
+    case DType::Complex128:
+      complex_unsupported(dtype);
   }
   throw DTypeError("dispatch: unknown dtype");
 }
@@ -166,6 +177,9 @@ decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
     case DType::Float8E4M3FN:
     case DType::Float8E5M2:
       float8_unsupported(dtype);
+    case DType::Complex64:
+    case DType::Complex128:
+      complex_unsupported(dtype);
     default:
       break;
   }

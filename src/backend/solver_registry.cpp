@@ -21,6 +21,11 @@ SolverEntry* solver_entries() {
 
 }  // namespace
 
+void Solver::eig(Tensor& a, Tensor&, Tensor&, bool, Tensor&) {
+  throw DeviceError("linalg.eig: the " + a.device().str() +
+                    " solver has no general eigensolver (the op runs it on the CPU)");
+}
+
 void register_solver(DeviceType type, Solver* (*factory)()) {
   solver_entries()[static_cast<int>(type)].factory = factory;
 }

@@ -23,7 +23,10 @@ size_t element_size(DType dtype) {
       return 4;
     case DType::Int64:
     case DType::Float64:
+    case DType::Complex64:
       return 8;
+    case DType::Complex128:
+      return 16;
   }
   throw DTypeError("element_size: unknown dtype");
 }
@@ -54,6 +57,10 @@ const char* dtype_name(DType dtype) {
       return "float8_e4m3fn";
     case DType::Float8E5M2:
       return "float8_e5m2";
+    case DType::Complex64:
+      return "complex64";
+    case DType::Complex128:
+      return "complex128";
   }
   return "unknown";
 }
@@ -80,18 +87,30 @@ DType dtype_from_name(const std::string& name) {
                                   {"float64", DType::Float64},
                                   {"double", DType::Float64},
                                   {"float8_e4m3fn", DType::Float8E4M3FN},
-                                  {"float8_e5m2", DType::Float8E5M2}};
+                                  {"float8_e5m2", DType::Float8E5M2},
+                                  {"complex64", DType::Complex64},
+                                  {"cfloat", DType::Complex64},
+                                  {"complex128", DType::Complex128},
+                                  {"cdouble", DType::Complex128}};
   for (const Alias& a : aliases)
     if (name == a.name) return a.dtype;
   throw DTypeError("dtype: unknown dtype name '" + name +
                    "' (expected one of bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
-                   "float32, float64, float8_e4m3fn, float8_e5m2)");
+                   "float32, float64, float8_e4m3fn, float8_e5m2, complex64, complex128)");
 }
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   RCUDA_CHECK(!is_float8(a) && !is_float8(b), DTypeError, "promotion of ", dtype_name(a), " with ",
               dtype_name(b), " is not supported: convert one of them with to()");
+  if (is_complex(a) || is_complex(b)) {
+    // The wider of the complex type and the complex type of the other's float width.
+    auto width = [](DType d) {
+      return d == DType::Complex128 || d == DType::Float64 ? DType::Complex128 : DType::Complex64;
+    };
+    return width(a) == DType::Complex128 || width(b) == DType::Complex128 ? DType::Complex128
+                                                                          : DType::Complex64;
+  }
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   const bool fa = is_floating(a), fb = is_floating(b);
@@ -107,6 +126,18 @@ DType promote_types(DType a, DType b) {
       (a == DType::UInt8 && b == DType::Int8) || (a == DType::Int8 && b == DType::UInt8);
   if (mixed_bytes) return DType::Int16;
   return element_size(a) >= element_size(b) ? a : b;
+}
+
+DType complex_part_dtype(DType complex_dtype) {
+  RCUDA_CHECK(is_complex(complex_dtype), DTypeError, "expected a complex dtype, got ",
+              dtype_name(complex_dtype));
+  return complex_dtype == DType::Complex64 ? DType::Float32 : DType::Float64;
+}
+
+DType complex_dtype_for(DType float_dtype) {
+  RCUDA_CHECK(float_dtype == DType::Float32 || float_dtype == DType::Float64, DTypeError,
+              "complex numbers are made of float32 or float64 parts, got ", dtype_name(float_dtype));
+  return float_dtype == DType::Float32 ? DType::Complex64 : DType::Complex128;
 }
 
 namespace {

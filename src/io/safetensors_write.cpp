@@ -30,6 +30,7 @@ const FileDType* find_file_dtype(const std::string& code) {
       {"BOOL", DType::Bool, 1, false},
       {"F8_E4M3", DType::Float8E4M3FN, 1, true},
       {"F8_E5M2", DType::Float8E5M2, 1, true},
+      {"C64", DType::Complex64, 8, true},
       // Widened on reading (Note [Safetensors dtypes]).
       {"U16", DType::Int32, 2, false},
       {"U32", DType::Int64, 4, false},
@@ -67,6 +68,13 @@ const char* safetensors_dtype_code(DType dtype) {
       return "F8_E4M3";
     case DType::Float8E5M2:
       return "F8_E5M2";
+    case DType::Complex64:
+      return "C64";
+    case DType::Complex128:
+      // The format has no code for it (safetensors 0.8 knows complex64 only).
+      throw DTypeError(
+          "save_safetensors: the safetensors format has no complex128 dtype; save "
+          "view_as_real(x) (float64 pairs) or convert to complex64");
   }
   throw InternalError("safetensors_dtype_code: unknown dtype");
 }

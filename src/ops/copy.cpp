@@ -2,9 +2,32 @@
 #include "rcuda/ops/copy.h"
 
 #include "ops_util.h"
+#include "rcuda/ops/complex.h"
 #include "rcuda/ops/creation.h"
 
 namespace rcuda::ops {
+namespace {
+
+// Note [Complex conversions]
+// Backends copy real dtypes only; a copy that involves a complex tensor runs on real views
+// (Note [Complex tensors] in rcuda/ops/complex.h). complex -> complex copies the real pairs
+// (complex64 <-> complex128 converts them); real -> complex writes the real part and zeroes
+// the imaginary part. complex -> real is a DTypeError where torch warns and drops the
+// imaginary part: ops that convert their inputs would otherwise compute on the real parts of
+// complex tensors and return silently wrong results. real(), abs() or angle() say which real
+// tensor is wanted.
+void copy_values(Backend& backend, const Tensor& dst, const Tensor& src) {
+  if (!is_complex(dst.dtype()) && !is_complex(src.dtype())) return backend.copy(dst, src);
+  RCUDA_CHECK(is_complex(dst.dtype()), DTypeError, "to: converting ", dtype_name(src.dtype()),
+              " to ", dtype_name(dst.dtype()),
+              " would discard the imaginary part; take real(), abs() or angle() first");
+  const Tensor pairs = view_as_real(dst);
+  if (is_complex(src.dtype())) return backend.copy(pairs, view_as_real(src));
+  backend.copy(pairs.select(-1, 0), src);
+  backend_of(pairs).fill(pairs.select(-1, 1), Scalar(0.0));
+}
+
+}  // namespace
 
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return dst;
@@ -17,7 +40,7 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   if (dst.storage() == from.storage()) from = clone(from);
   // A copy that crosses devices runs on the non-CPU side's backend (it knows host memory).
   Backend& backend = dst.device().is_cpu() ? ops::backend_of(from) : ops::backend_of(dst);
-  backend.copy(dst, from);
+  copy_values(backend, dst, from);
   return dst;
 }
 
@@ -43,13 +66,13 @@ Tensor contiguous(const Tensor& t, MemoryFormat f) {
               shape_str(t.shape()));
   if (t.strides() == memory_format_strides(t.shape(), f)) return t;
   Tensor out = empty_with_format(t.shape(), t.dtype(), t.device(), f);
-  if (t.numel() > 0) ops::backend_of(t).copy(out, t);
+  if (t.numel() > 0) copy_values(ops::backend_of(t), out, t);
   return out;
 }
 
 Tensor clone(const Tensor& t) {
   Tensor out = Tensor::empty(t.shape(), t.dtype(), t.device());
-  if (t.numel() > 0) ops::backend_of(t).copy(out, t);
+  if (t.numel() > 0) copy_values(ops::backend_of(t), out, t);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops_util.h"
+#include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
 
 namespace rcuda::ops {
@@ -30,6 +31,13 @@ Tensor full_like(const Tensor& t, const Scalar& v) {
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
   if (t.numel() == 0) return t;
   t.storage()->bump_version();  // Note [Version counter] in rcuda/tensor/storage.h
+  if (is_complex(t.dtype())) {
+    // Numbers are real: the real part takes the value (Note [Complex tensors]).
+    const Tensor pairs = view_as_real(t);
+    ops::backend_of(t).fill(pairs.select(-1, 0), value);
+    ops::backend_of(t).fill(pairs.select(-1, 1), Scalar(0.0));
+    return t;
+  }
   ops::backend_of(t).fill(t, value);
   return t;
 }

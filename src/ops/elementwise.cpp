@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops_util.h"
+#include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 
@@ -71,6 +72,7 @@ const UnaryInfo& unary_info(const char* name) {
 Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tensor& x,
                  const UnaryArgs& args = {}) {
   ops::check_not_float8(name, x);
+  ops::check_not_complex(name, x);
   if (op == UnaryOp::Neg)
     RCUDA_CHECK(x.dtype() != DType::Bool, DTypeError,
                 "neg: negation of a bool tensor is not supported (use logical_not)");
@@ -86,6 +88,10 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
 }
 
 Tensor unary(const char* name, const Tensor& x) {
+  if (is_complex(x.dtype())) {  // the two unary ops composed for complex tensors
+    if (std::strcmp(name, "abs") == 0) return complex_abs(x);
+    if (std::strcmp(name, "neg") == 0) return complex_neg(x);
+  }
   const UnaryInfo& u = unary_info(name);
   return run_unary(u.name, u.op, u.floating_result, x);
 }
@@ -136,6 +142,7 @@ DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
 }
 
 Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, DType promoted) {
+  if (is_complex(promoted)) return complex_binary(name, a, b, promoted);
   ops::check_same_device(name, {a, b});
   ops::check_not_float8(name, a);
   ops::check_not_float8(name, b);
@@ -181,7 +188,7 @@ Tensor add_scaled(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
                   const Scalar& alpha) {
   if (is_one(alpha)) return binary(op, name, a, b);
   const DType dtype = ops::result_type({a, b});
-  RCUDA_CHECK(is_floating(dtype) || !alpha.is_floating(), DTypeError, name,
+  RCUDA_CHECK(is_floating(dtype) || is_complex(dtype) || !alpha.is_floating(), DTypeError, name,
               ": for integral input tensors, alpha must not be a floating point number (got ",
               alpha.to_double(), ")");
   return binary(op, name, a, binary(BinaryOp::Mul, "mul", cast(b, dtype), alpha));

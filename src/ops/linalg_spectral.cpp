@@ -5,6 +5,7 @@
 
 #include "linalg_util.h"
 #include "ops_util.h"
+#include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"
@@ -127,13 +128,58 @@ Tensor linalg_eigvalsh(const Tensor& A, const std::string& uplo) {
   return eigh_impl("linalg.eigvalsh", A, uplo, false).eigenvalues;
 }
 
-void linalg_eig(const Tensor& A, const char* op) {
-  throw ValueError(detail::concat(
-      op,
-      ": the eigenvalues and eigenvectors of a general real matrix are complex, and rcuda "
-      "has no complex dtype; for a symmetric matrix use linalg_eigh or linalg_eigvalsh (got "
-      "A of shape ",
-      shape_str(A.shape()), ")"));
+namespace {
+std::string eig_no_convergence(int32_t info) {
+  return detail::concat(
+      "The QR algorithm failed to compute all the eigenvalues (error code: ", info, ").");
+}
+
+// Note [General eigenproblems]
+// LAPACK's geev runs on the host for every device, as PyTorch's linalg.eig does (its CUDA path
+// calls MAGMA's geev, which also computes on the CPU): a CUDA input is copied to the host and
+// the results back, so the op waits for the device. cuSOLVER's Xgeev (CUDA 12.6 and later)
+// would keep it on the GPU; docs/complex.md says why it is left out. Real input gives
+// eigenvalues in the complex type of its width; conjugate pairs come out in LAPACK's order,
+// the one with the positive imaginary part first.
+EigResult eig_impl(const char* op, const Tensor& A, bool vectors) {
+  const DType in = A.dtype();
+  RCUDA_CHECK(in == DType::Float32 || in == DType::Float64 || is_complex(in), DTypeError, op,
+              ": Expected a float32, float64, complex64 or complex128 tensor as A, got ",
+              dtype_name(in));
+  RCUDA_CHECK(!A.requires_grad(), ValueError, op,
+              ": rcuda records no gradient for the general eigendecomposition; detach() A (the "
+              "symmetric linalg_eigh has one)");
+  const Tensor real_like = is_complex(in) ? view_as_real(A).select(-1, 0) : A;
+  linalg::check_matrix(op, "A", real_like, /*square=*/true);
+  const DType out = is_complex(in) ? in : complex_dtype_for(in);
+  const Shape batch = linalg::batch_shape(A);
+  const int64_t n = A.shape()[A.dim() - 1];
+  if (count(batch) == 0 || n == 0)
+    return {zeros(with_dims(batch, {n}), {out, A.device()}),
+            vectors ? to(batched_eye(batch, n, n, real_like), out) : Tensor()};
+  const Device host;
+  const Tensor on_host = to(A, host);
+  // geev may not return on NaN or infinity: refused first, with torch's message.
+  const Tensor values = is_complex(in) ? view_as_real(on_host) : on_host;
+  const Tensor gap = sub(values, values);  // NaN exactly where a value is not finite
+  RCUDA_CHECK(!item(any(ne(gap, gap))).to_bool(), ValueError, op,
+              ": The algorithm failed to converge because the input matrix contained non-finite "
+              "values.");
+  Tensor buffer = column_major(on_host);
+  Tensor w = empty({count(batch), n}, {out, host});
+  Tensor v = vectors ? empty({count(batch), n, n}, {out, host}) : Tensor();
+  Tensor info = linalg::info_buffer(count(batch), host);
+  solver_for(host).eig(buffer, w, v, vectors, info);
+  linalg::check_info(op, info, !batch.empty(), eig_no_convergence);
+  return {to(w.view(with_dims(batch, {n})), A.device()),
+          vectors ? to(contiguous(from_column_major(v, batch)), A.device()) : Tensor()};
+}
+}  // namespace
+
+EigResult linalg_eig(const Tensor& A) { return eig_impl("linalg.eig", A, true); }
+
+Tensor linalg_eigvals(const Tensor& A) {
+  return eig_impl("linalg.eigvals", A, false).eigenvalues;
 }
 
 Tensor linalg_pinv(const Tensor& A, Tolerances tol, bool hermitian) {

@@ -8,9 +8,12 @@
 namespace rcuda::ops {
 namespace {
 
-enum Category { kBool = 0, kIntegral = 1, kFloating = 2 };
+enum Category { kBool = 0, kIntegral = 1, kFloating = 2, kComplex = 3 };
 Category category(DType d) {
-  return d == DType::Bool ? kBool : is_floating(d) ? kFloating : kIntegral;
+  return d == DType::Bool        ? kBool
+         : is_floating(d)        ? kFloating
+         : is_complex(d)         ? kComplex
+                                 : kIntegral;
 }
 
 struct Group {
@@ -42,6 +45,8 @@ DType result_type(std::initializer_list<Tensor> tensors, std::initializer_list<S
 }
 
 bool can_cast(DType from, DType to) {
+  if (is_complex(to)) return true;
+  if (is_complex(from)) return false;
   if (is_floating(from) && !is_floating(to)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;
@@ -93,6 +98,13 @@ void check_not_float8(const char* op, const Tensor& t) {
   RCUDA_CHECK(!is_float8(t.dtype()), DTypeError, op, ": not supported for ", dtype_name(t.dtype()),
               " tensors (float8 is a storage type for scaled_mm); "
               "convert with to(float32) first");
+}
+
+void check_not_complex(const char* op, const Tensor& t) {
+  RCUDA_CHECK(!is_complex(t.dtype()), DTypeError, op, ": not supported for ",
+              dtype_name(t.dtype()),
+              " tensors (complex tensors have add, sub, mul, div, neg, abs, angle, conj, eq and "
+              "ne: docs/complex.md); split them with view_as_real() first");
 }
 
 Tensor cast(const Tensor& t, DType dtype) { return to(t, dtype); }

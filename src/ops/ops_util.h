@@ -3,7 +3,8 @@
 // Note [Type promotion]
 // As torch.result_type: operands fall in three priority groups, tensors with dims, 0-dim
 // tensors, and plain numbers (Scalar). Within a group dtypes promote (promote_types). A lower
-// group changes the result only when its category is higher (bool < integral < floating):
+// group changes the result only when its category is higher (bool < integral < floating <
+// complex):
 // int32 tensor + int64 0-dim tensor -> int32, int32 tensor + 2.5 -> float32, float16 tensor
 // + 2.5 -> float16, bool tensor + 1 -> int64. A floating number counts as the default floating
 // dtype (float32 unless changed: Note [Default floating dtype] in rcuda/core/dtype.h), an
@@ -31,6 +32,8 @@ void check_same_device(const char* op, std::initializer_list<Tensor> tensors);
 void check_floating(const char* op, const char* arg, const Tensor& t);
 // DTypeError naming op for float8 tensors, which only convert and feed scaled_mm.
 void check_not_float8(const char* op, const Tensor& t);
+// DTypeError naming op for complex tensors, which have a few composed ops (rcuda/ops/complex.h).
+void check_not_complex(const char* op, const Tensor& t);
 
 inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
 inline Tensor new_empty(const Shape& shape, DType dtype, Device device) {

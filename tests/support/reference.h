@@ -127,6 +127,11 @@ inline double read_element(const char* p, DType dtype) {
       return float8_e4m3fn_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
     case DType::Float8E5M2:
       return float8_e5m2_bits_to_float(*reinterpret_cast<const uint8_t*>(p));
+    case DType::Complex64:
+    case DType::Complex128:
+      // A complex element is no double: tests read view_as_real() of complex tensors.
+      ADD_FAILURE() << "read_element: complex elements are read through view_as_real()";
+      return std::nan("");
   }
   return 0;
 }
@@ -168,6 +173,10 @@ inline void write_element(char* p, DType dtype, double v) {
       break;
     case DType::Float8E5M2:
       *reinterpret_cast<uint8_t*>(p) = float_to_float8_e5m2_bits(static_cast<float>(v));
+      break;
+    case DType::Complex64:
+    case DType::Complex128:
+      ADD_FAILURE() << "write_element: complex elements are written through view_as_real()";
       break;
   }
 }

@@ -12,6 +12,7 @@
 
 #include "rcuda/autograd/conv.h"  // convolutions: conv2d, conv1d, conv_transpose2d
 #include "rcuda/autograd/rnn.h"   // recurrent layers: rnn
+#include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/ops/elementwise.h"
@@ -107,6 +108,17 @@ using ops::logical_xor;
 using ops::lt;
 using ops::ne;
 using ops::result_type;
+
+// Complex tensors (rcuda/ops/complex.h, Note [Complex tensors]): views and composed
+// arithmetic; complex tensors record no gradients.
+using ops::angle;
+using ops::complex;
+using ops::complex_abs;
+using ops::conj;
+using ops::imag;
+using ops::real;
+using ops::view_as_complex;
+using ops::view_as_real;
 
 // In place: a leaf that requires grad is refused while grad mode is on; a tensor changed in
 // place takes the op into its history (views excepted: docs/autograd.md).

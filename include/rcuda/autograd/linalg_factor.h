@@ -13,6 +13,7 @@
 
 namespace rcuda {
 
+using ops::EigResult;
 using ops::EighResult;
 using ops::ExResult;
 using ops::LstsqResult;
@@ -42,6 +43,7 @@ Tensor linalg_cond(const Tensor& A, double p = 2);
 // No gradient (as torch for lu_factor's pivots, matrix_rank and lstsq's rank; rcuda also
 // records none for lu, householder_product and lstsq's solution: docs/linalg.md).
 using ops::linalg_eig;
+using ops::linalg_eigvals;
 using ops::linalg_householder_product;
 using ops::linalg_inv_ex;
 using ops::linalg_lstsq;

@@ -9,7 +9,7 @@
 // transposes. The ops make one with clone(A.transpose(-2, -1)) and read a result back as
 // buffer.transpose(-2, -1), so no primitive here knows about strides. Primitives overwrite their
 // inputs where LAPACK does; each buffer belongs to the op that made it.
-// - float32 and float64 only; all tensors on the solver's device; batch >= 1, rows, cols >= 1
+// - float32 and float64 only (eig also complex64 and complex128); all tensors on the solver's device; batch >= 1, rows, cols >= 1
 //   (the ops handle empty batches and empty matrices before calling).
 // - `info` is int32 [batch], LAPACK's info per matrix (0: success; > 0: the op's failure, e.g.
 //   a singular U or a leading minor that is not positive-definite). Primitives never read it on
@@ -48,6 +48,12 @@ class Solver {
   // syevd: eigenvalues of the symmetric a [B, n, n] read from its lower (`lower`) or upper
   // triangle into w [B, n], ascending; with `vectors` a becomes the eigenvectors (columns).
   virtual void eigh(Tensor& a, Tensor& w, bool vectors, bool lower, Tensor& info) = 0;
+  // geev: eigenvalues w [B, n] (complex) of the general a [B, n, n] (float32, float64 or their
+  // complex types; destroyed), and with `vectors` the right eigenvectors v [B, n, n] (complex,
+  // columns of unit 2-norm, the largest component real, as LAPACK's). w and v have a's complex
+  // dtype. Only the CPU solver has it (the ops copy to the host: Note [General eigenproblems]
+  // in src/ops/linalg_spectral.cpp); this default is a DeviceError.
+  virtual void eig(Tensor& a, Tensor& w, Tensor& v, bool vectors, Tensor& info);
   // The permutation that getrf's pivots [B, k] apply to rows 0..rows-1: perm int64 [B, rows],
   // with (P^T A)[i] = A[perm[i]], so A = P L U for P[perm[i], i] = 1.
   virtual void pivots_to_permutation(const Tensor& pivots, Tensor& perm) = 0;

@@ -23,10 +23,15 @@ enum class DType : uint8_t {
   // Narrow signed integers (torch.int8, torch.int16), appended so that the values above keep
   // their numbers.
   Int8,
-  Int16
+  Int16,
+  // Complex numbers (torch.complex64, torch.complex128): pairs of float32 or float64, real part
+  // first. A storage type with a few ops composed of real ones (Note [Complex tensors] in
+  // rcuda/ops/complex.h); other ops refuse it with a DTypeError.
+  Complex64,
+  Complex128
 };
 
-constexpr int kNumDTypes = 12;
+constexpr int kNumDTypes = 14;
 
 size_t element_size(DType dtype);
 const char* dtype_name(DType dtype);  // "float32", "int64", ...
@@ -42,13 +47,18 @@ inline bool is_integral(DType d, bool include_bool) {
   return d == DType::UInt8 || d == DType::Int8 || d == DType::Int16 || d == DType::Int32 ||
          d == DType::Int64 || (include_bool && d == DType::Bool);
 }
+inline bool is_complex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
+// complex64 <-> float32, complex128 <-> float64; DTypeError for any other dtype.
+DType complex_part_dtype(DType complex_dtype);
+DType complex_dtype_for(DType float_dtype);
 // Half types are stored in 16 bits but computed in float32.
 inline bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
 // The smallest dtype that holds both, as torch.promote_types: bool < integers < floats, the
 // integers ordered uint8/int8 < int16 < int32 < int64 with uint8 + int8 -> int16 (the one mix
-// that needs a wider type), float16 + bfloat16 -> float32, int + float16 -> float16. float8
-// dtypes promote with nothing but themselves (DTypeError), as torch.
+// that needs a wider type), float16 + bfloat16 -> float32, int + float16 -> float16; complex
+// beats every real dtype, widened to complex128 by float64 (complex64 + float64 -> complex128).
+// float8 dtypes promote with nothing but themselves (DTypeError), as torch.
 DType promote_types(DType a, DType b);
 
 // Note [Default floating dtype]

@@ -79,9 +79,15 @@ struct EighResult {
 };
 EighResult linalg_eigh(const Tensor& A, const std::string& uplo = "L");
 Tensor linalg_eigvalsh(const Tensor& A, const std::string& uplo = "L");
-// Always a ValueError: the eigenvalues of a general real matrix are complex, and rcuda has no
-// complex dtype (docs/linalg.md).
-[[noreturn]] void linalg_eig(const Tensor& A, const char* op = "linalg.eig");
+// A general square A (float32, float64, complex64, complex128): complex eigenvalues [..., n]
+// in LAPACK's order and the right eigenvectors as columns [..., n, n] (unit 2-norm, the largest
+// component real), in A's complex dtype. Computed on the CPU for every device, as PyTorch's
+// (Note [General eigenproblems] in src/ops/linalg_spectral.cpp).
+struct EigResult {
+  Tensor eigenvalues, eigenvectors;
+};
+EigResult linalg_eig(const Tensor& A);
+Tensor linalg_eigvals(const Tensor& A);
 
 Tensor linalg_pinv(const Tensor& A, Tolerances tol = {}, bool hermitian = false);
 Tensor linalg_matrix_rank(const Tensor& A, Tolerances tol = {}, bool hermitian = false);

@@ -206,8 +206,9 @@ test_that("errors name the function and say what is wrong, as torch's", {
   expect_error(linalg_det(torch_ones(3, 3, dtype = torch_long())), "floating point", class = "rcuda_dtype_error")
   expect_error(linalg_qr(torch_randn(3, 3), mode = "full"), "unrecognized mode 'full'", class = "rcuda_value_error")
   expect_error(linalg_eigh(torch_randn(3, 3), UPLO = "X"), "UPLO", class = "rcuda_value_error")
-  expect_error(linalg_eig(torch_randn(3, 3)), "no complex dtype", class = "rcuda_value_error")
-  expect_error(linalg_eigvals(torch_randn(3, 3)), "linalg_eigvals", class = "rcuda_value_error")
+  expect_error(linalg_eig(torch_randn(3, 4)), "square matrices", class = "rcuda_shape_error")
+  expect_error(linalg_eigvals(torch_ones(3, 3, dtype = torch_long())), "Expected a float32, float64, complex64",
+               class = "rcuda_dtype_error")
   expect_error(linalg_lu(torch_randn(3, 3), pivot = FALSE), "without pivoting", class = "rcuda_value_error")
   expect_error(linalg_lstsq(torch_randn(3, 2), torch_randn(3, 1), driver = "gelsy"), "gelsd", class = "rcuda_value_error")
   expect_error(linalg_solve(torch_randn(3, 3), "a"), "B must be a tensor", class = "rcuda_value_error")

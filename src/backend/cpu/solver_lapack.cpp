@@ -1,6 +1,7 @@
 // The CPU solver (rcuda/backend/solver.h): LAPACK through OpenBLAS, which exports the Fortran
 // symbols. One LAPACK call per matrix of the batch; OpenBLAS threads inside each call.
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -35,6 +36,17 @@ void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, f
              int*, const int*, int*, size_t, size_t);
 void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*,
              const int*, int*, const int*, int*, size_t, size_t);
+void sgeev_(const char*, const char*, const int*, float*, const int*, float*, float*, float*,
+            const int*, float*, const int*, float*, const int*, int*, size_t, size_t);
+void dgeev_(const char*, const char*, const int*, double*, const int*, double*, double*, double*,
+            const int*, double*, const int*, double*, const int*, int*, size_t, size_t);
+// Complex arguments are std::complex<T>, laid out as Fortran's COMPLEX (two reals).
+void cgeev_(const char*, const char*, const int*, std::complex<float>*, const int*,
+            std::complex<float>*, std::complex<float>*, const int*, std::complex<float>*,
+            const int*, std::complex<float>*, const int*, float*, int*, size_t, size_t);
+void zgeev_(const char*, const char*, const int*, std::complex<double>*, const int*,
+            std::complex<double>*, std::complex<double>*, const int*, std::complex<double>*,
+            const int*, std::complex<double>*, const int*, double*, int*, size_t, size_t);
 }
 
 namespace rcuda {
@@ -78,6 +90,79 @@ void syevd(char job, char uplo, int n, float* a, float* w, float* work, int lwor
 void syevd(char job, char uplo, int n, double* a, double* w, double* work, int lwork, int* iwork,
            int liwork, int* info) {
   dsyevd_(&job, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+
+// geev without left eigenvectors; vr is ignored (and ldvr 1) without right ones.
+void geev(char jobvr, int n, float* a, float* wr, float* wi, float* vr, float* work, int lwork,
+          int* info) {
+  const int ldvr = jobvr == 'V' ? n : 1, one = 1;
+  sgeev_("N", &jobvr, &n, a, &n, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+void geev(char jobvr, int n, double* a, double* wr, double* wi, double* vr, double* work,
+          int lwork, int* info) {
+  const int ldvr = jobvr == 'V' ? n : 1, one = 1;
+  dgeev_("N", &jobvr, &n, a, &n, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+void geev(char jobvr, int n, std::complex<float>* a, std::complex<float>* w,
+          std::complex<float>* vr, std::complex<float>* work, int lwork, float* rwork, int* info) {
+  const int ldvr = jobvr == 'V' ? n : 1, one = 1;
+  cgeev_("N", &jobvr, &n, a, &n, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
+}
+void geev(char jobvr, int n, std::complex<double>* a, std::complex<double>* w,
+          std::complex<double>* vr, std::complex<double>* work, int lwork, double* rwork,
+          int* info) {
+  const int ldvr = jobvr == 'V' ? n : 1, one = 1;
+  zgeev_("N", &jobvr, &n, a, &n, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
+}
+
+// Real geev: eigenvalues wr + i wi; a conjugate pair's vectors share two columns of vr, the
+// real part in the first and the imaginary part in the second (LAPACK's packed form), unpacked
+// here into complex columns v_j = re + i im and v_{j+1} = re - i im.
+template <typename T>
+void real_eig(int64_t count, int n, T* a, std::complex<T>* w, std::complex<T>* v, bool vectors,
+              int32_t* info) {
+  const char job = vectors ? 'V' : 'N';
+  const size_t nn = static_cast<size_t>(n) * n;
+  std::vector<T> wr(n), wi(n), vr(vectors ? nn : 1);
+  T query{};
+  int status = 0;
+  geev(job, n, a, wr.data(), wi.data(), vr.data(), &query, -1, &status);
+  std::vector<T> work(std::max(1, static_cast<int>(query)));
+  for (int64_t b = 0; b < count; ++b) {
+    geev(job, n, a + b * nn, wr.data(), wi.data(), vr.data(), work.data(),
+         static_cast<int>(work.size()), info + b);
+    for (int j = 0; j < n; ++j) w[b * n + j] = {wr[j], wi[j]};
+    if (!vectors) continue;
+    std::complex<T>* out = v + b * nn;
+    for (int j = 0; j < n; ++j) {
+      const T* re = vr.data() + static_cast<size_t>(j) * n;
+      if (wi[j] == 0 || j + 1 == n) {
+        for (int r = 0; r < n; ++r) out[static_cast<size_t>(j) * n + r] = {re[r], T(0)};
+        continue;
+      }
+      const T* im = re + n;
+      for (int r = 0; r < n; ++r) {
+        out[static_cast<size_t>(j) * n + r] = {re[r], im[r]};
+        out[static_cast<size_t>(j + 1) * n + r] = {re[r], -im[r]};
+      }
+      ++j;
+    }
+  }
+}
+
+template <typename T>
+void complex_eig(int64_t count, int n, std::complex<T>* a, std::complex<T>* w, std::complex<T>* v,
+                 bool vectors, int32_t* info) {
+  const char job = vectors ? 'V' : 'N';
+  const size_t nn = static_cast<size_t>(n) * n;
+  std::vector<T> rwork(2 * static_cast<size_t>(n));
+  std::complex<T> query{}, dummy{};
+  int status = 0;
+  geev(job, n, a, w, vectors ? v : &dummy, &query, -1, rwork.data(), &status);
+  std::vector<std::complex<T>> work(std::max(1, static_cast<int>(query.real())));
+  for (int64_t b = 0; b < count; ++b)
+    geev(job, n, a + b * nn, w + b * n, vectors ? v + b * nn : &dummy, work.data(),
+         static_cast<int>(work.size()), rwork.data(), info + b);
 }
 
 using Batch = backend::SolverBatch;
@@ -197,6 +282,38 @@ class LapackSolver final : public Solver {
               static_cast<int>(work.size()), iwork.data(), static_cast<int>(iwork.size()),
               info.data<int32_t>() + i);
     });
+  }
+
+  // a, w and v are contiguous host tensors (the op copies there: Note [General eigenproblems]).
+  void eig(Tensor& a, Tensor& w, Tensor& v, bool vectors, Tensor& info) override {
+    const int64_t count = a.shape()[0];
+    const int n = static_cast<int>(a.shape()[1]);
+    int32_t* status = info.data<int32_t>();
+    const auto out = [&](auto zero) {
+      using C = std::complex<decltype(zero)>;
+      return std::make_pair(w.data<C>(), vectors ? v.data<C>() : nullptr);
+    };
+    switch (a.dtype()) {
+      case DType::Float32: {
+        const auto [wp, vp] = out(float{});
+        return real_eig(count, n, a.data<float>(), wp, vp, vectors, status);
+      }
+      case DType::Float64: {
+        const auto [wp, vp] = out(double{});
+        return real_eig(count, n, a.data<double>(), wp, vp, vectors, status);
+      }
+      case DType::Complex64: {
+        const auto [wp, vp] = out(float{});
+        return complex_eig(count, n, a.data<std::complex<float>>(), wp, vp, vectors, status);
+      }
+      case DType::Complex128: {
+        const auto [wp, vp] = out(double{});
+        return complex_eig(count, n, a.data<std::complex<double>>(), wp, vp, vectors, status);
+      }
+      default:
+        throw DTypeError(std::string("linalg.eig: LAPACK has no eigensolver for ") +
+                         dtype_name(a.dtype()));
+    }
   }
 
   void pivots_to_permutation(const Tensor& pivots, Tensor& perm) override {
