@@ -31,6 +31,7 @@ WRITER_NAME = {
     "F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
     "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "U16": "uint16",
     "U32": "uint32", "BOOL": "bool", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2",
+    "C64": "complex64",
 }
 
 
@@ -62,6 +63,8 @@ def decode(code, data):
         return [float(v) for v in bits.view(np.float16)]
     if code == "F8_E4M3":
         return [e4m3fn_value(b) for b in raw]
+    if code == "C64":  # float32 pairs, the real part first: the values as [re, im, re, im, ...]
+        return [float(v) for v in np.frombuffer(raw, dtype=np.float32)]
     raise SystemExit(f"unexpected dtype {code}")
 
 
@@ -72,6 +75,8 @@ def random_bits(rng, code, shape):
         return rng.integers(0, 2, n).astype(np.bool_).reshape(shape)
     if code in ("F64", "F32", "F16"):
         return rng.uniform(-4, 4, n).astype(NUMPY[code]).reshape(shape)
+    if code == "C64":
+        return (rng.uniform(-4, 4, n) + 1j * rng.uniform(-4, 4, n)).astype(np.complex64).reshape(shape)
     if code == "BF16":
         f = rng.uniform(-4, 4, n).astype(np.float32)
         return (f.view(np.uint32) >> 16).astype(np.uint16).reshape(shape)

@@ -57,7 +57,7 @@ TEST_F(SafetensorsTest, BadHeadersAreErrors) {
   expect_corrupt(path, size_prefix(uint64_t{1} << 40) + "{}", "over the format's limit");
   expect_corrupt(
       path,
-      raw_file(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", std::string(8, '\0')),
+      raw_file(R"({"a":{"dtype":"U64","shape":[1],"data_offsets":[0,8]}})", std::string(8, '\0')),
       "is not one rcuda reads");
   expect_corrupt(path, raw_file(R"({"a":{"dtype":"F32","shape":[2]}})", data),
                  "no \"data_offsets\"");

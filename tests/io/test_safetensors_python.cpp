@@ -4,6 +4,7 @@
 
 #include "io/io_test_util.h"
 #include "rcuda/io/safetensors.h"
+#include "rcuda/ops/complex.h"
 
 namespace rcuda::test {
 namespace {
@@ -28,13 +29,15 @@ DType rcuda_dtype_of(const std::string& code) {
   if (code == "BOOL") return DType::Bool;
   if (code == "F8_E4M3") return DType::Float8E4M3FN;
   if (code == "F8_E5M2") return DType::Float8E5M2;
+  if (code == "C64") return DType::Complex64;
   ADD_FAILURE() << "unexpected code " << code;
   return DType::Float32;
 }
 
 // Compares values exactly: int64 as integers (doubles would round past 2^53), the rest as the
-// doubles Python decoded.
+// doubles Python decoded; complex values as their real pairs.
 void expect_values(const Tensor& t, const nlohmann::json& values, const std::string& name) {
+  if (is_complex(t.dtype())) return expect_values(ops::view_as_real(t), values, name);
   SCOPED_TRACE(name);
   ASSERT_EQ(static_cast<int64_t>(values.size()), t.numel());
   if (t.dtype() == DType::Int64) {
@@ -79,6 +82,7 @@ TEST_F(SafetensorsTest, PythonSafetensorsReadsOurFiles) {
                       DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64,
                       DType::Float8E4M3FN, DType::Float8E5M2})
     tensors.emplace_back(dtype_name(dtype), random_tensor({2, 3}, dtype));
+  tensors.emplace_back("complex64", ops::view_as_complex(random_tensor({2, 3, 2}, DType::Float32)));
   tensors.emplace_back("view", transposed_copy(random_tensor({4, 3}, DType::Float32)));
   tensors.emplace_back("empty", random_tensor({0, 5}, DType::Float64));
   tensors.emplace_back("scalar", random_tensor({}, DType::Int64));

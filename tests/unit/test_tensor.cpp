@@ -157,7 +157,8 @@ TEST(DTypeTest, PromotionLattice) {
     for (DType b : test::all_dtypes()) EXPECT_EQ(promote_types(a, b), promote_types(b, a));
   EXPECT_EQ(dtype_from_name("double"), DType::Float64);
   EXPECT_EQ(dtype_from_name("long"), DType::Int64);
-  EXPECT_THROW(dtype_from_name("complex64"), DTypeError);
+  EXPECT_EQ(dtype_from_name("cfloat"), DType::Complex64);
+  EXPECT_THROW(dtype_from_name("complex32"), DTypeError);
 }
 
 TEST(DeviceTest, Parse) {

@@ -41,11 +41,13 @@ read_python_text <- function(path) {
 
 # Row-major values of a tensor as doubles (integers through float64: R's integers have no
 # -2^31, their NA, and int64 is exact up to 2^53).
+# Complex values come as their parts, real first (safetensors' C64 layout).
 row_major <- function(t) {
   wide <- t$dtype == torch_int64() || t$dtype == torch_int32()
   a <- as_array(if (wide) t$to(dtype = torch_float64()) else t)
-  if (is.null(dim(a))) return(as.numeric(a))
-  as.numeric(aperm(a, rev(seq_along(dim(a)))))
+  v <- if (is.null(dim(a))) a else aperm(a, rev(seq_along(dim(a))))
+  if (is.complex(v)) return(as.numeric(rbind(Re(as.vector(v)), Im(as.vector(v)))))
+  as.numeric(v)
 }
 
 # An idx file of unsigned bytes (LeCun's format) with the given dims, gzipped unless gz = FALSE.

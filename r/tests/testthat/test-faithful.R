@@ -246,7 +246,8 @@ test_that("dtype arguments take torch for R's strings as well as dtypes", {
   m <- nn_linear(2, 1)
   m$to(dtype = "double")
   expect_true(m$weight$dtype == torch_double())
-  expect_error(torch_zeros(2, dtype = "cfloat"), "dtype \"cfloat\" is not one rcuda knows",
+  expect_true(torch_zeros(2, dtype = "cfloat")$dtype == torch_cfloat())
+  expect_error(torch_zeros(2, dtype = "chalf"), "dtype \"chalf\" is not one rcuda knows",
                class = "rcuda_dtype_error")
   expect_error(torch_zeros(2, dtype = c("float", "double")), "dtype must be a torch dtype")
 })

@@ -162,7 +162,8 @@ test_that("a file written by Python's safetensors loads with its values", {
   # The unsigned codes without an rcuda dtype are widened (Note [Safetensors dtypes]).
   widened <- c(F64 = "float64", F32 = "float32", F16 = "float16", BF16 = "bfloat16", I64 = "int64",
                I32 = "int32", I16 = "int16", I8 = "int8", U8 = "uint8", U16 = "int32",
-               U32 = "int64", BOOL = "bool", F8_E4M3 = "float8_e4m3fn", F8_E5M2 = "float8_e5m2")
+               U32 = "int64", BOOL = "bool", F8_E4M3 = "float8_e4m3fn", F8_E5M2 = "float8_e5m2",
+               C64 = "complex64")
   for (nm in names(expected$tensors)) {
     e <- expected$tensors[[nm]]
     t <- back[[nm]]
@@ -180,13 +181,14 @@ test_that("Python's safetensors reads rcuda's files", {
   text <- tempfile(fileext = ".txt")
   on.exit(unlink(c(path, text)))
   obj <- list(w = torch_randn(3, 4)$t(), b = torch_tensor(c(-2L, 5L)), flag = torch_tensor(c(TRUE, FALSE)),
-              half = torch_randn(5)$to(dtype = torch_float16()), nested = list(torch_arange(1, 6)))
+              half = torch_randn(5)$to(dtype = torch_float16()), nested = list(torch_arange(1, 6)),
+              z = torch_complex(torch_randn(2, 3), torch_randn(2, 3))$t())
   torch_save(obj, path)
   run_python(py, "read", path, text)
   seen <- read_python_text(text)
-  codes <- c(w = "F32", b = "I64", flag = "BOOL", half = "F16", nested.1 = "F32")
+  codes <- c(w = "F32", b = "I64", flag = "BOOL", half = "F16", nested.1 = "F32", z = "C64")
   expect_setequal(names(seen$tensors), names(codes))
-  flat <- list(w = obj$w, b = obj$b, flag = obj$flag, half = obj$half, nested.1 = obj$nested[[1]])
+  flat <- list(w = obj$w, b = obj$b, flag = obj$flag, half = obj$half, nested.1 = obj$nested[[1]], z = obj$z)
   for (nm in names(codes)) {
     expect_identical(seen$tensors[[nm]]$code, unname(codes[nm]), info = nm)
     expect_identical(seen$tensors[[nm]]$shape, flat[[nm]]$shape, info = nm)
