@@ -29,6 +29,13 @@ torch_save <- function(obj, path, ...) {
 
 #' @export
 torch_load <- function(path, device = "cpu") {
+  if (is.raw(path)) {
+    # torch_serialize()'s bytes: the same file format, through a temporary file.
+    file <- tempfile(fileext = ".safetensors")
+    on.exit(unlink(file))
+    writeBin(path, file)
+    return(torch_load(file, device = device))
+  }
   check_file_path(path, "torch_load")
   device <- if (is.null(device)) NULL else device_string(device)
   loaded <- .Call(rc_torch_load, path.expand(path), device)
@@ -37,6 +44,16 @@ torch_load <- function(path, device = "cpu") {
     "torch for R" = torch_r_object(loaded, path),
     loaded$tensors
   )
+}
+
+# The bytes of torch_save()'s file as a raw vector, which torch_load() reads back, as torch for
+# R's torch_serialize().
+#' @export
+torch_serialize <- function(obj, ...) {
+  file <- tempfile(fileext = ".safetensors")
+  on.exit(unlink(file))
+  torch_save(obj, path = file, ...)  # (a `path` in ... is an error, as torch for R's)
+  readBin(file, "raw", n = file.size(file))
 }
 
 serialized_entries <- c("__rcuda_object__", "__rcuda_tensors__")
@@ -99,7 +116,7 @@ restore_serialized <- function(object, path) {
 check_file_path <- function(path, caller) {
   if (inherits(path, "connection") || is.raw(path)) {
     value_error(caller, ": path must be a file name (rcuda reads and writes files, not ",
-                "connections or raw vectors)")
+                "connections or raw vectors; torch_serialize() gives the bytes, which torch_load() reads)")
   }
   if (!is.character(path) || length(path) != 1 || is.na(path)) {
     value_error(caller, ": path must be a single file name")
