@@ -113,10 +113,10 @@ extern "C" SEXP rc_to_r(SEXP x) {
   NoGradGuard no_grad;  // reading values is no op of the graph (a tensor may require grad)
   Tensor t = unwrap(x);
   if (!t.device().is_cpu()) t = to(t, Device());
-  const int type = is_floating(t.dtype())      ? REALSXP
-                   : is_complex(t.dtype())     ? CPLXSXP
+  const int type = is_floating(t.dtype())     ? REALSXP
+                   : is_complex(t.dtype())    ? CPLXSXP
                    : t.dtype() == DType::Bool ? LGLSXP
-                                               : INTSXP;
+                                              : INTSXP;
   if (t.dtype() == DType::Int64 && t.numel() > 0) {
     const double big = 2147483647.0;
     const bool out_of_range =

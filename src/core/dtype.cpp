@@ -136,7 +136,8 @@ DType complex_part_dtype(DType complex_dtype) {
 
 DType complex_dtype_for(DType float_dtype) {
   RCUDA_CHECK(float_dtype == DType::Float32 || float_dtype == DType::Float64, DTypeError,
-              "complex numbers are made of float32 or float64 parts, got ", dtype_name(float_dtype));
+              "complex numbers are made of float32 or float64 parts, got ",
+              dtype_name(float_dtype));
   return float_dtype == DType::Float32 ? DType::Complex64 : DType::Complex128;
 }
 

@@ -116,9 +116,7 @@ Tensor complex(const Tensor& real, const Tensor& imag) {
   return view_as_complex(pairs);
 }
 
-Tensor real(const Tensor& z) {
-  return is_complex(z.dtype()) ? view_as_real(z).select(-1, 0) : z;
-}
+Tensor real(const Tensor& z) { return is_complex(z.dtype()) ? view_as_real(z).select(-1, 0) : z; }
 
 Tensor imag(const Tensor& z) {
   RCUDA_CHECK(is_complex(z.dtype()), DTypeError,
@@ -188,8 +186,8 @@ Tensor complex_binary(const char* op, const Tensor& a, const Tensor& b, DType dt
   }
   if (std::strcmp(op, "div") == 0) return complex_divide(x, y);
   if (std::strcmp(op, "eq") == 0 || std::strcmp(op, "ne") == 0) {
-    const Tensor both = logical_and(eq(x.re, y.re), eq(part_or_zero(x.im, x.re),
-                                                       part_or_zero(y.im, y.re)));
+    const Tensor both =
+        logical_and(eq(x.re, y.re), eq(part_or_zero(x.im, x.re), part_or_zero(y.im, y.re)));
     return op[0] == 'e' ? both : logical_not(both);
   }
   throw DTypeError(detail::concat(

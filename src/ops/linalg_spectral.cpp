@@ -178,9 +178,7 @@ EigResult eig_impl(const char* op, const Tensor& A, bool vectors) {
 
 EigResult linalg_eig(const Tensor& A) { return eig_impl("linalg.eig", A, true); }
 
-Tensor linalg_eigvals(const Tensor& A) {
-  return eig_impl("linalg.eigvals", A, false).eigenvalues;
-}
+Tensor linalg_eigvals(const Tensor& A) { return eig_impl("linalg.eigvals", A, false).eigenvalues; }
 
 Tensor linalg_pinv(const Tensor& A, Tolerances tol, bool hermitian) {
   const char* op = "linalg.pinv";

@@ -10,10 +10,10 @@ namespace {
 
 enum Category { kBool = 0, kIntegral = 1, kFloating = 2, kComplex = 3 };
 Category category(DType d) {
-  return d == DType::Bool        ? kBool
-         : is_floating(d)        ? kFloating
-         : is_complex(d)         ? kComplex
-                                 : kIntegral;
+  return d == DType::Bool ? kBool
+         : is_floating(d) ? kFloating
+         : is_complex(d)  ? kComplex
+                          : kIntegral;
 }
 
 struct Group {
@@ -101,8 +101,7 @@ void check_not_float8(const char* op, const Tensor& t) {
 }
 
 void check_not_complex(const char* op, const Tensor& t) {
-  RCUDA_CHECK(!is_complex(t.dtype()), DTypeError, op, ": not supported for ",
-              dtype_name(t.dtype()),
+  RCUDA_CHECK(!is_complex(t.dtype()), DTypeError, op, ": not supported for ", dtype_name(t.dtype()),
               " tensors (complex tensors have add, sub, mul, div, neg, abs, angle, conj, eq and "
               "ne: docs/complex.md); split them with view_as_real() first");
 }

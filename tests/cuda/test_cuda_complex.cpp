@@ -27,7 +27,8 @@ TEST(CudaComplex, CopiesAcrossDevicesAndWidths) {
   EXPECT_TRUE(complex_close(complex_values(g), complex_values(z), 0));
   // Non-contiguous on either side, a width change on the device.
   EXPECT_TRUE(complex_close(complex_values(to(g.t(), kCpu)), complex_values(z.t()), 0));
-  EXPECT_TRUE(complex_close(complex_values(to(g.t(), DType::Complex128)), complex_values(z.t()), 0));
+  EXPECT_TRUE(
+      complex_close(complex_values(to(g.t(), DType::Complex128)), complex_values(z.t()), 0));
   const Tensor x = random_tensor({4}, DType::Float32);
   const std::vector<test::Complex> widened = complex_values(to(on_cuda(x), DType::Complex64));
   const std::vector<double> xs = test::to_doubles(x);
@@ -56,8 +57,8 @@ TEST(CudaComplex, ArithmeticAndPartsMatchTheCpu) {
     EXPECT_TRUE(test::all_close(test::values(angle(ga)), test::to_doubles(angle(a)), tol));
     EXPECT_TRUE(test::all_close(test::values(real(ga)), test::to_doubles(real(a)), 0));
     EXPECT_EQ(view_as_real(ga).device(), kCuda);
-    EXPECT_TRUE(test::all_close(test::values(eq(ga, on_cuda(clone(a)))),
-                                std::vector<double>(12, 1.0), 0));
+    EXPECT_TRUE(
+        test::all_close(test::values(eq(ga, on_cuda(clone(a)))), std::vector<double>(12, 1.0), 0));
   }
 }
 

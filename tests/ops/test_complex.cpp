@@ -72,8 +72,9 @@ TEST(Complex, ViewAsComplexChecksItsInput) {
             std::string::npos);
   const Tensor odd = random_tensor({5, 2}, DType::Float32).view({10}).narrow(0, 1, 8).view({4, 2});
   EXPECT_NE(error_message([&] { view_as_complex(odd); }).find("must be even"), std::string::npos);
-  EXPECT_NE(error_message([&] { view_as_complex(random_tensor({2}, DType::Int64)); })
-                .find("expected a float32 or float64 tensor"),
+  EXPECT_NE(error_message([&] {
+              view_as_complex(random_tensor({2}, DType::Int64));
+            }).find("expected a float32 or float64 tensor"),
             std::string::npos);
   EXPECT_NE(error_message([&] { view_as_real(x); }).find("expected a complex tensor"),
             std::string::npos);
@@ -138,7 +139,8 @@ TEST(Complex, ArithmeticMatchesStdComplexWithBroadcasting) {
         ASSERT_EQ(r.dtype(), dtype) << op;
         std::vector<Complex> expected(static_cast<size_t>(numel(out)));
         for (size_t i = 0; i < expected.size(); ++i)
-          expected[i] = apply(op, va[broadcast_source(i, sa, out)], vb[broadcast_source(i, sb, out)]);
+          expected[i] =
+              apply(op, va[broadcast_source(i, sa, out)], vb[broadcast_source(i, sb, out)]);
         EXPECT_TRUE(complex_close(complex_values(r), expected, complex_tolerance(dtype)))
             << op << " " << dtype_name(dtype) << (real_right ? " (real b)" : "");
       }
@@ -247,7 +249,8 @@ TEST(Complex, EigSatisfiesTheEigenEquationForRealAndComplexInput) {
     } else {
       for (double x : to_doubles(A)) a.push_back({x, 0});
     }
-    const std::vector<Complex> w = complex_values(e.eigenvalues), v = complex_values(e.eigenvectors);
+    const std::vector<Complex> w = complex_values(e.eigenvalues),
+                               v = complex_values(e.eigenvectors);
     const bool single = dtype == DType::Float32 || dtype == DType::Complex64;
     EXPECT_LE(eig_residual(a, w, v, batch, n), single ? 1e-4 : 1e-11) << dtype_name(dtype);
     // Unit columns; the trace is the sum of the eigenvalues.
@@ -289,11 +292,13 @@ TEST(Complex, EigOfKnownMatricesEmptyBatchesAndErrors) {
   EXPECT_EQ(empty.eigenvectors.dtype(), DType::Complex64);
   EXPECT_EQ(linalg_eig(zeros({2, 0, 0}, {DType::Float64, Device()})).eigenvectors.shape(),
             (Shape{2, 0, 0}));
-  EXPECT_NE(error_message([&] { linalg_eig(random_tensor({3, 4}, DType::Float64)); })
-                .find("square matrices"),
+  EXPECT_NE(error_message([&] {
+              linalg_eig(random_tensor({3, 4}, DType::Float64));
+            }).find("square matrices"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { linalg_eig(random_tensor({3, 3}, DType::Int64)); })
-                .find("Expected a float32, float64, complex64 or complex128 tensor as A"),
+  EXPECT_NE(error_message([&] {
+              linalg_eig(random_tensor({3, 3}, DType::Int64));
+            }).find("Expected a float32, float64, complex64 or complex128 tensor as A"),
             std::string::npos);
   const Tensor leaf = random_tensor({2, 2}, DType::Float64).requires_grad_(true);
   EXPECT_NE(error_message([&] { linalg_eig(leaf); }).find("no gradient"), std::string::npos);

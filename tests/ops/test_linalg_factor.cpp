@@ -429,7 +429,9 @@ TEST(LinalgFactor, ErrorsNameTheOpTheArgumentAndTheValues) {
               linalg_eigh(random_tensor({3, 3}, DType::Float64), "X");
             }),
             "linalg.eigh: Expected UPLO argument to be 'L' or 'U', but got X");
-  EXPECT_EQ(error_message([&] { linalg_eig(random_tensor({2, 3}, DType::Float64)); }),
+  EXPECT_EQ(error_message([&] {
+              linalg_eig(random_tensor({2, 3}, DType::Float64));
+            }),
             "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices");
   EXPECT_NE(error_message([&] {
               linalg_householder_product(random_tensor({2, 3}, DType::Float64),

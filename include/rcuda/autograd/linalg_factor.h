@@ -13,8 +13,8 @@
 
 namespace rcuda {
 
-using ops::EigResult;
 using ops::EighResult;
+using ops::EigResult;
 using ops::ExResult;
 using ops::LstsqResult;
 using ops::LuFactorResult;

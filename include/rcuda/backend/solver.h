@@ -9,7 +9,8 @@
 // transposes. The ops make one with clone(A.transpose(-2, -1)) and read a result back as
 // buffer.transpose(-2, -1), so no primitive here knows about strides. Primitives overwrite their
 // inputs where LAPACK does; each buffer belongs to the op that made it.
-// - float32 and float64 only (eig also complex64 and complex128); all tensors on the solver's device; batch >= 1, rows, cols >= 1
+// - float32 and float64 only (eig also complex64 and complex128); all tensors on the solver's
+// device; batch >= 1, rows, cols >= 1
 //   (the ops handle empty batches and empty matrices before calling).
 // - `info` is int32 [batch], LAPACK's info per matrix (0: success; > 0: the op's failure, e.g.
 //   a singular U or a leading minor that is not positive-definite). Primitives never read it on

@@ -98,8 +98,8 @@ void geev(char jobvr, int n, float* a, float* wr, float* wi, float* vr, float* w
   const int ldvr = jobvr == 'V' ? n : 1, one = 1;
   sgeev_("N", &jobvr, &n, a, &n, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
 }
-void geev(char jobvr, int n, double* a, double* wr, double* wi, double* vr, double* work,
-          int lwork, int* info) {
+void geev(char jobvr, int n, double* a, double* wr, double* wi, double* vr, double* work, int lwork,
+          int* info) {
   const int ldvr = jobvr == 'V' ? n : 1, one = 1;
   dgeev_("N", &jobvr, &n, a, &n, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
 }
