@@ -83,6 +83,8 @@ Tensor view_as_complex(const Tensor& x) {
   const char* op = "view_as_complex";
   RCUDA_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, DTypeError, op,
               ": expected a float32 or float64 tensor, got dtype ", dtype_name(x.dtype()));
+  RCUDA_CHECK(!x.requires_grad(), ValueError, op,
+              ": complex tensors record no gradients; detach() x first");
   RCUDA_CHECK(x.dim() >= 1 && x.shape().back() == 2, ShapeError, op,
               ": the last dim must have size 2 (the real and imaginary parts), got shape ",
               shape_str(x.shape()));

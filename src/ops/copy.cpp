@@ -101,6 +101,8 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
 Scalar item(const Tensor& t) {
   RCUDA_CHECK(t.numel() == 1, ValueError, "item: a tensor with ", t.numel(),
               " elements cannot be converted to a scalar (it needs exactly one)");
+  RCUDA_CHECK(!is_complex(t.dtype()), DTypeError, "item: a ", dtype_name(t.dtype()),
+              " value is no real number; read real() and imag(), or view_as_real()");
   const Tensor host = contiguous(to(t, Device(DeviceType::CPU)));
   switch (host.dtype()) {
     case DType::Bool:

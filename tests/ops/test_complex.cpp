@@ -215,6 +215,11 @@ TEST(Complex, OpsWithoutComplexSupportSayWhich) {
   EXPECT_NE(error_message([&] { z.requires_grad_(true); }), "(no error)");
   const Tensor w = random_tensor({3}, DType::Float32).requires_grad_(true);
   EXPECT_NE(error_message([&] { mul(z, w); }).find("record no gradients"), std::string::npos);
+  const Tensor pairs = random_tensor({3, 2}, DType::Float64).requires_grad_(true);
+  EXPECT_NE(error_message([&] { view_as_complex(pairs); }).find("record no gradients"),
+            std::string::npos);
+  EXPECT_NE(error_message([&] { item(z.narrow(0, 0, 1)); }).find("is no real number"),
+            std::string::npos);
 }
 
 // ---- linalg_eig: A V = V diag(w) in double-precision complex arithmetic --------------------
