@@ -153,11 +153,19 @@ autograd_grad <- function(outputs, inputs, grad_outputs = NULL, retain_graph = c
   .Call(rc_autograd_grad, outputs, inputs, grad_outputs, retain_graph, allow_unused)
 }
 
-# The nn_parameter / nn_buffer markers of `from` set on `to` (a new handle).
-keep_markers <- function(from, to) {
+# The nn_parameter / nn_buffer marker a tensor handle carries, as c(marker, value) (the value
+# as text), or character() for none. torch_save() of a module writes it (R/save.R).
+handle_marker <- function(x) {
   for (marker in c("nn_parameter", "nn_buffer")) {
-    value <- attr(from, marker, exact = TRUE)
-    if (!is.null(value)) to <- .Call(rc_marked_handle, to, marker, value)
+    value <- attr(x, marker, exact = TRUE)
+    if (!is.null(value)) return(c(marker, as.character(value)))
   }
-  to
+  character()
+}
+
+# The marker of `from` set on `to` (a new handle).
+keep_markers <- function(from, to) {
+  marker <- handle_marker(from)
+  if (!length(marker)) return(to)
+  .Call(rc_marked_handle, to, marker[1], attr(from, marker[1], exact = TRUE))
 }

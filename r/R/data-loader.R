@@ -104,17 +104,23 @@ dataloader_make_iter.dataloader <- function(dataloader) {
     seed <- if (is.null(dl$generator)) NULL else c(as.numeric(dl$generator), dl$epochs)
     .Call(rc_randperm, n, seed)  # Note [Shuffling order]
   }
+  loader_iter(dl, next_batch, order = order, position = 0L, batches_left = length(dl))
+}
+
+# An epoch's iterator over dl (its state in ... as fields): counts the epoch, and calls
+# next_fn(it) for each batch.
+loader_iter <- function(dl, next_fn, ...) {
   dl$epochs <- dl$epochs + 1
-  it <- new.env(parent = emptyenv())
+  it <- list2env(list(...), parent = emptyenv())
   it$loader <- dl
-  it$order <- order
-  it$position <- 0L
-  it$batches_left <- length(dl)
-  it$.next <- function() next_batch(it)
+  it$.next <- function() next_fn(it)
   it$.length <- function() length(dl)
   class(it) <- "dataloader_iter"
   it
 }
+
+# A collated batch, in pinned memory when the loader asks for it.
+finished_batch <- function(dl, batch) if (dl$pin_memory) pin_tensors(batch) else batch
 
 #' @export
 dataloader_next <- function(iter, completed = NULL) UseMethod("dataloader_next")
@@ -149,8 +155,7 @@ next_batch <- function(it) {
   } else {
     lapply(index, function(i) ds$.getitem(i))
   }
-  batch <- dl$collate_fn(data)
-  if (dl$pin_memory) pin_tensors(batch) else batch
+  finished_batch(dl, dl$collate_fn(data))
 }
 
 # Note [Batches from a stream]
@@ -165,15 +170,7 @@ stream_iter <- function(dl) {
     value_error("dataloader: .iter() of '", class(dl$dataset)[1], "' must return an iterator ",
                 "function, got ", class(source)[1])
   }
-  dl$epochs <- dl$epochs + 1
-  it <- new.env(parent = emptyenv())
-  it$loader <- dl
-  it$source <- source
-  it$done <- FALSE
-  it$.next <- function() next_stream_batch(it)
-  it$.length <- function() length(dl)
-  class(it) <- "dataloader_iter"
-  it
+  loader_iter(dl, next_stream_batch, source = source, done = FALSE)
 }
 
 next_stream_batch <- function(it) {
@@ -192,8 +189,7 @@ next_stream_batch <- function(it) {
     samples[[n]] <- sample
   }
   if (n == 0L || (n < size && dl$drop_last)) return(exhausted_value())
-  batch <- if (is.null(dl$batch_size)) dl$collate_fn(samples[[1]]) else dl$collate_fn(samples[seq_len(n)])
-  if (dl$pin_memory) pin_tensors(batch) else batch
+  finished_batch(dl, dl$collate_fn(if (is.null(dl$batch_size)) samples[[1]] else samples[seq_len(n)]))
 }
 
 # torch for R's default collate: tensors are stacked along a new first dim; R arrays and

@@ -22,8 +22,9 @@ torch_device <- function(type, index = NULL) {
     }
     if (parts[1] == "cpu" && index != 0) device_error("torch_device: the cpu device index must be 0, got ", index)
   }
+  # (torch_device second: scripts that check inherits(x, "torch_device") see one)
   structure(list(type = parts[1], index = if (is.null(index)) NULL else as.integer(index)),
-            class = "rcuda_device")
+            class = c("rcuda_device", "torch_device"))
 }
 
 # `$` gives type and index (NULL when none was given, as torch for R); any other name is an

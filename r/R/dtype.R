@@ -1,7 +1,8 @@
 # dtypes: small objects holding the engine's name ("float32", ...). They print and compare as
 # torch for R's do: torch_float() prints torch_Float and equals torch_float32().
 
-new_dtype <- function(name) structure(list(name = name), class = "rcuda_dtype")
+# (torch_dtype second: scripts that check inherits(x, "torch_dtype") see one)
+new_dtype <- function(name) structure(list(name = name), class = c("rcuda_dtype", "torch_dtype"))
 
 # The engine's names and the names torch prints (torch_Float, CPUFloatType, str's "Float").
 dtype_labels <- c(

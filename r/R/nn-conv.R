@@ -29,10 +29,10 @@ nnf_conv_transpose1d <- function(input, weight, bias = NULL, stride = 1, padding
   weight <- extra_tensor(weight, fn, "weight")
   if (!input$dim() %in% 2:3) value_error(fn, ": input must be [N, C, L] or [C, L], got ", input$dim(), " dims")
   if (weight$dim() != 3) value_error(fn, ": weight must be [in, out / groups, k], got ", weight$dim(), " dims")
-  one <- function(x, what) c(1L, conv_sizes(what, x, 1L))
+  one <- function(x, what) c(1L, conv_sizes(what, x, 1L, fn))
   out <- nnf_conv_transpose2d(input$unsqueeze(-2), weight$unsqueeze(-2), bias, one(stride, "stride"),
-                              c(0L, conv_sizes("padding", padding, 1L)),
-                              c(0L, conv_sizes("output_padding", output_padding, 1L)), groups,
+                              c(0L, conv_sizes("padding", padding, 1L, fn)),
+                              c(0L, conv_sizes("output_padding", output_padding, 1L, fn)), groups,
                               one(dilation, "dilation"))
   out$squeeze(-2)
 }
@@ -59,9 +59,9 @@ transposed_output_padding <- function(self, input, output_size, dims) {
 }
 
 # A size given once for every spatial dim, or once per dim.
-conv_sizes <- function(what, value, dims) {
+conv_sizes <- function(what, value, dims, fn = "nn_conv") {
   if (!is.numeric(value) || !(length(value) %in% c(1, dims)) || any(value != round(value))) {
-    value_error("nn_conv: ", what, " must be one whole number or ", dims, " of them, got ",
+    value_error(fn, ": ", what, " must be one whole number or ", dims, " of them, got ",
                 deparse(value)[1])
   }
   rep_len(as.integer(value), dims)

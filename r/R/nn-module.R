@@ -242,6 +242,16 @@ module_set <- function(self, name, value) {
   invisible(self)
 }
 
+# Takes `name` out of every registry of a module object, as PyTorch's
+# `del module._parameters[name]` (register_parameter(name, NULL) keeps the name, holding NULL):
+# a value assigned under that name afterwards is a plain field.
+unregister <- function(module, name) {
+  state <- module_registry(module_self(module))
+  for (kind in c("parameters", "buffers", "modules")) state[[kind]][[name]] <- NULL
+  state$non_persistent <- setdiff(state$non_persistent, name)
+  invisible(module)
+}
+
 # Puts value under `name` in one registry (taking it out of the others) and in self.
 register <- function(self, state, kind, name, value) {
   for (other in setdiff(c("parameters", "buffers", "modules"), kind)) {

@@ -219,7 +219,7 @@ lp_pool <- function(fn, dims, input, norm_type, kernel_size, stride, ceil_mode) 
   input <- extra_tensor(input, fn, "input")
   p <- number_arg(norm_type, fn, "norm_type")
   if (p == 0) value_error(fn, ": norm_type must be nonzero")
-  kernel <- conv_sizes("kernel_size", kernel_size, dims)
+  kernel <- conv_sizes("kernel_size", kernel_size, dims, fn)
   pool <- if (dims == 1) nnf_avg_pool1d else nnf_avg_pool2d
   out <- pool(input$pow(p), kernel_size, stride, 0, ceil_mode)
   (torch_sign(out) * nnf_relu(torch_abs(out)))$mul(prod(kernel))$pow(1 / p)

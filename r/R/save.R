@@ -68,13 +68,7 @@ serialized_object <- function(obj) {
       value_error("torch_save: the module holds an R ", typeof(x), " of class ", class(x)[1],
                   " that is not a tensor and cannot be saved")
     }
-    marker <- if (isTRUE(attr(x, "nn_parameter", exact = TRUE))) {
-      c("nn_parameter", "TRUE")
-    } else if (!is.null(attr(x, "nn_buffer", exact = TRUE))) {
-      c("nn_buffer", as.character(attr(x, "nn_buffer", exact = TRUE)))
-    } else {
-      character()
-    }
+    marker <- handle_marker(x)
     identity <- paste(c(.Call(rc_tensor_ids, list(x)), marker), collapse = "|")
     name <- keys[[identity]]
     if (is.null(name)) {

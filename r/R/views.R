@@ -159,7 +159,9 @@ rm(m)
 # Memory formats, as torch for R's: a 4-D tensor's elements in NCHW order (contiguous) or NHWC
 # (channels-last: the shape stays [N, C, H, W], only the strides change), which cuDNN runs
 # faster in float16 and bfloat16. Layers keep their input's format.
-new_memory_format <- function(name) structure(list(name = name), class = "rcuda_memory_format")
+new_memory_format <- function(name) {
+  structure(list(name = name), class = c("rcuda_memory_format", "torch_memory_format"))
+}
 
 #' @export
 torch_contiguous_format <- function() new_memory_format("contiguous")

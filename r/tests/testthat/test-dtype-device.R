@@ -40,3 +40,12 @@ test_that("dtype$.type() gives libtorch's scalar type names", {
   expect_equal(as.character(torch_float32()), "Float")
   expect_error(torch_float32()$nope, class = "value_error", regexp = "no field 'nope'")
 })
+
+test_that("dtypes, devices and memory formats carry torch for R's class names", {
+  expect_s3_class(torch_float32(), "torch_dtype")
+  expect_s3_class(torch_cfloat(), "torch_dtype")
+  expect_s3_class(torch_device("cpu"), "torch_device")
+  expect_s3_class(torch_channels_last_format(), "torch_memory_format")
+  expect_true(torch_float32() == torch_float())
+  expect_identical(capture.output(print(torch_int16())), "torch_Short")
+})

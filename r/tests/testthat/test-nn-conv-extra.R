@@ -38,6 +38,8 @@ test_that("nnf_conv_transpose1d matches loops, with strides, padding, dilation a
   expect_equal(m$weight$shape, c(32, 16, 2))
   expect_error(nnf_conv_transpose1d(torch_randn(2, 3, 4, 5), torch_randn(3, 2, 2)), "input must be",
                class = "rcuda_value_error")
+  expect_error(nnf_conv_transpose1d(torch_randn(2, 3, 4), torch_randn(3, 2, 2), stride = 0.5),
+               "nnf_conv_transpose1d: stride must be one whole number", class = "rcuda_value_error")
 })
 
 test_that("transposed convolutions take output_size, as torch for R's", {
@@ -87,4 +89,6 @@ test_that("nnf_lp_pool1d and nnf_lp_pool2d are power means over the windows", {
   }
   expect_equal(nnf_lp_pool1d(torch_randn(100, 10, 5), norm_type = 2, kernel_size = 3)$shape, c(100, 10, 1))
   expect_error(nnf_lp_pool2d(torch_randn(1, 1, 4, 4), 0, 2), "norm_type must be nonzero", class = "rcuda_value_error")
+  expect_error(nnf_lp_pool2d(torch_randn(1, 1, 4, 4), 2, 1.5), "nnf_lp_pool2d: kernel_size must be one whole number",
+               class = "rcuda_value_error")
 })
