@@ -44,7 +44,7 @@ mnist_dataset <- dataset(
   },
   .getitem = function(index) {
     if (length(index) != 1) value_error(class(self)[1], ": .getitem takes one index; use .getbatch")
-    x <- as_array(.Call(rc_index_batch, list(self$data), index, FALSE, "mnist_dataset")[[1]])
+    x <- byte_values(.Call(rc_index_batch, list(self$data), index, FALSE, "mnist_dataset")[[1]])
     y <- self$targets[index]
     if (!is.null(self$transform)) x <- self$transform(x)
     if (!is.null(self$target_transform)) y <- self$target_transform(y)
@@ -61,7 +61,7 @@ mnist_dataset <- dataset(
     } else if (identical(self$transform, transform_to_tensor)) {
       x <- x$to(dtype = torch_float()) / 255
     } else {  # a transform of one image: applied to each
-      x <- default_collate(lapply(seq_along(index), function(i) self$transform(as_array(x[i, ..]))))
+      x <- default_collate(lapply(seq_along(index), function(i) self$transform(byte_values(x[i, ..]))))
     }
     y <- if (is.null(self$target_transform)) batch[[2]] else
       default_collate(lapply(self$targets[index], self$target_transform))
@@ -168,4 +168,12 @@ transform_to_tensor.matrix <- transform_to_tensor.array
 transform_to_tensor.default <- function(img) {
   value_error("transform_to_tensor: expected an image array (H x W, H x W x C or C x H x W), ",
               "got an object of class '", class(img)[1], "'")
+}
+
+# An image of the uint8 data as an R integer array (as torchvision's datasets hold their images;
+# as_array() of a uint8 tensor gives raw bytes, on which R has no arithmetic).
+byte_values <- function(x) {
+  values <- as_array(x)
+  storage.mode(values) <- "integer"
+  values
 }

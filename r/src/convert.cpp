@@ -105,7 +105,8 @@ extern "C" SEXP rc_from_r(SEXP data, SEXP dtype, SEXP device) {
   RCUDA_END
 }
 
-// as_array(): floating dtypes give doubles, bool gives logicals, integers give integers (int64
+// as_array(): floating dtypes give doubles, bool gives logicals, uint8 gives raw bytes, complex
+// dtypes give complex numbers, the other integers give integers (int64
 // values past R's integer range are refused with a warning, as torch for R warns). 0-d and 1-d
 // tensors give plain vectors; more dims give matrices and arrays.
 extern "C" SEXP rc_to_r(SEXP x) {
@@ -113,10 +114,12 @@ extern "C" SEXP rc_to_r(SEXP x) {
   NoGradGuard no_grad;  // reading values is no op of the graph (a tensor may require grad)
   Tensor t = unwrap(x);
   if (!t.device().is_cpu()) t = to(t, Device());
-  const int type = is_floating(t.dtype())     ? REALSXP
-                   : is_complex(t.dtype())    ? CPLXSXP
-                   : t.dtype() == DType::Bool ? LGLSXP
-                                              : INTSXP;
+  // uint8 gives R's raw bytes, as torch for R (its Byte tensors convert to raw vectors).
+  const int type = is_floating(t.dtype())      ? REALSXP
+                   : is_complex(t.dtype())     ? CPLXSXP
+                   : t.dtype() == DType::Bool  ? LGLSXP
+                   : t.dtype() == DType::UInt8 ? RAWSXP
+                                               : INTSXP;
   if (t.dtype() == DType::Int64 && t.numel() > 0) {
     const double big = 2147483647.0;
     const bool out_of_range =
@@ -131,10 +134,12 @@ extern "C" SEXP rc_to_r(SEXP x) {
   if (t.numel() > 0) {
     void* memory = type == REALSXP   ? static_cast<void*>(REAL(out))
                    : type == CPLXSXP ? static_cast<void*>(COMPLEX(out))
+                   : type == RAWSXP  ? static_cast<void*>(RAW(out))
                                      : static_cast<void*>(INTEGER(out));
     Tensor view = r_memory_view(memory, dims.empty() ? Shape{1} : dims,
                                 type == REALSXP   ? DType::Float64
                                 : type == CPLXSXP ? DType::Complex128
+                                : type == RAWSXP  ? DType::UInt8
                                                   : DType::Int32);
     copy_(view, dims.empty() ? t.view({1}) : t);
   }

@@ -68,3 +68,17 @@ test_that("CUDA round trips keep values exactly", {
   expect_identical(as.array(as.gpu(matrix(1:6, 2))$cpu()), matrix(1:6, 2))
   expect_identical(as.array(torch_tensor(1:4)$cuda()$cpu()), 1:4)
 })
+
+test_that("uint8 tensors convert to R's raw bytes and back, as torch for R's Byte tensors", {
+  for (device in test_devices()) {
+    x <- charToRaw("hello world")
+    ten <- torch_tensor(x, device = device)
+    expect_true(ten$dtype == torch_uint8())
+    expect_identical(as_array(ten), x)
+    expect_identical(rawToChar(as.array(ten)), "hello world")
+    m <- matrix(as.raw(sample.int(256, 12) - 1L), 3, 4)
+    expect_identical(as_array(torch_tensor(m, device = device)$t()), t(m))
+    expect_identical(as.integer(torch_tensor(m)), as.integer(m))
+    expect_identical(as_array(torch_tensor(c(1, 255, 3), dtype = torch_uint8())), as.raw(c(1, 255, 3)))
+  }
+})

@@ -25,7 +25,7 @@ test_that("mnist_dataset reads idx files: images held once, classes 1-based", {
   expect_equal(length(ds), 7)
   expect_true(ds$data$dtype == torch_uint8())
   expect_identical(ds$data$shape, c(7L, 5L, 6L))
-  expect_identical(as_array(ds$data), array(as.integer(ref$images), dim(ref$images)))
+  expect_identical(as_array(ds$data), array(as.raw(ref$images), dim(ref$images)))  # uint8: bytes
   expect_identical(ds$targets, as.integer(ref$labels) + 1L)
   item <- ds[[3]]
   expect_identical(item$x, array(as.integer(ref$images[3, , ]), c(1, 5, 6)))  # as torchvision

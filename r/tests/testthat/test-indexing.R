@@ -303,7 +303,9 @@ test_that("assignment keeps the tensor's dtype", {
     a[c(1, 12)] <- 9
     x[c(1, 12)] <- 9L
     expect_true(a$dtype == dtype)
-    expect_equal(as.array(a), x)
+    values <- as.array(a)
+    if (is.raw(values)) values <- as.integer(values)  # uint8 converts to bytes
+    expect_equal(values, x)
   }
   f <- torch_tensor(c(TRUE, FALSE, TRUE, FALSE))
   f[c(4, 1)] <- c(TRUE, FALSE)

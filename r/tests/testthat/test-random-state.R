@@ -6,10 +6,10 @@ test_that("the state is the seed and the steps taken, little-endian", {
   torch_manual_seed(258 + 65536 * 7)
   s <- torch_get_rng_state()
   expect_equal(s$dtype$.type(), "Byte")
-  expect_equal(as_array(s), c(2, 1, 7, rep(0, 5), rep(0, 8)))
+  expect_equal(as.integer(s), c(2, 1, 7, rep(0, 5), rep(0, 8)))
   torch_randn(3)
   torch_rand(2)
-  expect_equal(as_array(torch_get_rng_state())[9:16], c(2, rep(0, 7)))
+  expect_equal(as.integer(torch_get_rng_state())[9:16], c(2, rep(0, 7)))
 })
 
 test_that("restoring the state repeats the draws, on every device", {
