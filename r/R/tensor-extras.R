@@ -371,5 +371,5 @@ for (name in c("isnan", "isinf", "isfinite", "nan_to_num", "logit", "xlogy",
 }
 rm(name)
 m[["repeat"]] <- tensor_repeat
-m$half <- function(self) .Call(rc_to, self, "float16", NULL)
+m$half <- dtype_conversion("float16")
 rm(m)

@@ -113,5 +113,5 @@ m$stride <- function(self, dim = NULL) {
 # Where self's first element sits in its storage, in elements (0 for a tensor that starts it).
 m$storage_offset <- function(self) .Call(rc_storage_offset, self)
 
-m$byte <- function(self) .Call(rc_to, self, "uint8", NULL)
+m$byte <- dtype_conversion("uint8")
 rm(m)

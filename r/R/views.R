@@ -147,13 +147,26 @@ m$cuda <- function(self, device = NULL, ...) {
   .Call(rc_to, self, NULL, device)
 }
 m$cpu <- function(self, ...) .Call(rc_to, self, NULL, "cpu")
-m$float <- function(self) .Call(rc_to, self, "float32", NULL)
-m$double <- function(self) .Call(rc_to, self, "float64", NULL)
-m$long <- function(self) .Call(rc_to, self, "int64", NULL)
-m$int <- function(self) .Call(rc_to, self, "int32", NULL)
-m$short <- function(self) .Call(rc_to, self, "int16", NULL)
-m$char <- function(self) .Call(rc_to, self, "int8", NULL)  # torch's name for int8
-m$bool <- function(self) .Call(rc_to, self, "bool", NULL)
+# A conversion method ($float(), $bool(), ...) with torch's memory_format argument: the
+# preserving default keeps the layout (a channels-last tensor stays channels-last); the
+# contiguous or channels-last format asks for that layout.
+dtype_conversion <- function(dtype) {
+  function(self, memory_format = NULL) {
+    out <- .Call(rc_to, self, dtype, NULL)
+    if (is.null(memory_format) || (inherits(memory_format, "rcuda_memory_format") && memory_format$name == "preserve")) {
+      return(out)
+    }
+    out$contiguous(memory_format = memory_format)
+  }
+}
+
+m$float <- dtype_conversion("float32")
+m$double <- dtype_conversion("float64")
+m$long <- dtype_conversion("int64")
+m$int <- dtype_conversion("int32")
+m$short <- dtype_conversion("int16")
+m$char <- dtype_conversion("int8")  # torch's name for int8
+m$bool <- dtype_conversion("bool")
 rm(m)
 
 # Memory formats, as torch for R's: a 4-D tensor's elements in NCHW order (contiguous) or NHWC

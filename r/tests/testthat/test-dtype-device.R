@@ -49,3 +49,14 @@ test_that("dtypes, devices and memory formats carry torch for R's class names", 
   expect_true(torch_float32() == torch_float())
   expect_identical(capture.output(print(torch_int16())), "torch_Short")
 })
+
+test_that("conversion methods take torch's memory_format", {
+  x <- torch_tensor(c(1, 0, 1))
+  expect_silent(b <- x$bool(memory_format = torch_contiguous_format()))
+  expect_identical(as_array(b), c(TRUE, FALSE, TRUE))
+  y <- torch_randn(2, 3, 4, 5)
+  z <- y$float(memory_format = torch_channels_last_format())
+  expect_true(z$is_contiguous(memory_format = torch_channels_last_format()))
+  expect_identical(as_array(z$double(memory_format = torch_preserve_format())), as_array(y$double()))
+  expect_identical(as_array(y$half()$float()), as_array(y$to(dtype = torch_float16())$float()))
+})
