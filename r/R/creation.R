@@ -110,7 +110,8 @@ torch_rand <- function(..., names = NULL, dtype = NULL, device = NULL, requires_
 torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, device = NULL,
                           requires_grad = FALSE) {
   if (missing(size)) value_error("torch_randint: size is required (torch_randint(low, high, size))")
-  with_requires_grad(.Call(rc_randint, low, high, size_value(size, "torch_randint"), dtype_name(dtype), device_string(device)), requires_grad)
+  draw <- function() .Call(rc_randint, low, high, size_value(size, "torch_randint"), dtype_name(dtype), device_string(device))
+  with_requires_grad(with_generator(generator, "torch_randint", draw), requires_grad)
 }
 
 # torch for R's end is inclusive: it nudges `end` by a float epsilon in the direction of

@@ -8,8 +8,9 @@
 # ~~~~~~~~~~~~~~~~~~~~~~
 # Each epoch (each dataloader_make_iter) draws its order from Philox bits (rc_randperm in
 # src/data.cpp): by default from the engine's generator, so torch_manual_seed(s) before
-# making the iterator fixes the order, as in torch; with `generator = s` (a number) from the
-# loader's own stream, the k-th epoch using (s, k), independent of other random draws.
+# making the iterator fixes the order, as in torch; with `generator = s` (a number, or a
+# torch_generator() for its seed) from the loader's own stream, the k-th epoch using (s, k),
+# independent of other random draws.
 
 #' @export
 dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
@@ -34,9 +35,9 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
     value_error("dataloader: batch_size must be a whole number of at least 1 (or NULL), got ",
                 deparse(batch_size)[1])
   }
-  if (!is.null(generator) &&
+  if (!is.null(generator) && !is_torch_generator(generator) &&
       (!is.numeric(generator) || length(generator) != 1 || is.na(generator) || generator < 0)) {
-    value_error("dataloader: generator must be NULL or a seed (a non-negative number)")
+    value_error("dataloader: generator must be NULL, a torch_generator() or a seed (a non-negative number)")
   }
   if (isTRUE(pin_memory) && !cuda_is_available()) {
     warning("dataloader: pin_memory = TRUE, but CUDA is not available: batches stay in ",
@@ -101,7 +102,7 @@ dataloader_make_iter.dataloader <- function(dataloader) {
   order <- if (!dl$shuffle) {
     seq_len(n)
   } else {
-    seed <- if (is.null(dl$generator)) NULL else c(as.numeric(dl$generator), dl$epochs)
+    seed <- if (is.null(dl$generator)) NULL else c(generator_seed(dl$generator), dl$epochs)
     .Call(rc_randperm, n, seed)  # Note [Shuffling order]
   }
   loader_iter(dl, next_batch, order = order, position = 0L, batches_left = length(dl))

@@ -368,7 +368,9 @@ torch_normal <- function(mean, std, size = NULL, generator = NULL, ...) {
   if (missing(mean)) mean <- 0
   if (missing(std)) std <- 1
   options <- list(...)
-  if (!is.null(generator)) value_error("torch_normal: generator objects are not supported; leave generator NULL and seed with torch_manual_seed()")
+  if (!is.null(generator)) {
+    return(with_generator(generator, "torch_normal", function() torch_normal(mean, std, size, NULL, ...)))
+  }
   tensors <- is_torch_tensor(mean) || is_torch_tensor(std)
   if (!is.null(size) && tensors) value_error("torch_normal: size is set, but one of mean or std is not a scalar value.")
   if (length(options) && tensors) value_error("torch_normal: options is set, but one of mean or std is not a scalar value.")

@@ -9,12 +9,8 @@
 # Uniforms are drawn in float64 unless the target is float32 (whose precision is all its
 # draws can hold), then transformed (inverse CDFs, Hoermann's rejection for Poisson) and cast
 # to the target's dtype. The in-place fills write with inplace() (Note [In-place methods as
-# copies]), so they refuse what every in-place method refuses. A torch generator object is not
-# supported: `generator` must be NULL.
-
-no_generator <- function(generator, fn) {
-  if (!is.null(generator)) value_error(fn, ": generator is not supported; seed with torch_manual_seed()")
-}
+# copies]), so they refuse what every in-place method refuses. A torch_generator() given as
+# `generator` supplies the draws instead (Note [Generator objects] in R/generator.R).
 
 convenience_tensor <- function(x, fn, arg) {
   if (!is_torch_tensor(x)) value_error(fn, ": ", arg, " must be a tensor, got ", describe(x))
@@ -262,12 +258,11 @@ bernoulli_draw <- function(self, p, fn) {
 #' @export
 torch_bernoulli <- function(self, p, generator = NULL) {
   self <- convenience_tensor(as_tensor_arg(self), "torch_bernoulli", "self")
-  no_generator(generator, "torch_bernoulli")
   if (missing(p)) {
     if (!is_floating_dtype(dtype_of(self))) value_error("torch_bernoulli: self must hold floating probabilities, got ", dtype_of(self))
     p <- self$detach()
   }
-  with_no_grad(bernoulli_draw(self, p, "torch_bernoulli"))
+  with_generator(generator, "torch_bernoulli", function() with_no_grad(bernoulli_draw(self, p, "torch_bernoulli")))
 }
 
 # Knuth's product of uniforms below rate 10, Hoermann's transformed rejection (PTRS, 1993) at
@@ -308,13 +303,10 @@ poisson_draw <- function(rate) {
 #' @export
 torch_poisson <- function(self, generator = NULL) {
   self <- convenience_tensor(as_tensor_arg(self), "torch_poisson", "self")
-  no_generator(generator, "torch_poisson")
   if (!is_floating_dtype(dtype_of(self))) value_error("torch_poisson: self must hold floating rates, got ", dtype_of(self))
-  with_no_grad({
-    rate <- self$to(dtype = "float64")
-    if (rate$numel() > 0 && ((rate < 0) | rate$isnan())$any()$item()) value_error("torch_poisson: rates must be >= 0")
-    poisson_draw(rate)$to(dtype = self$dtype)
-  })
+  rate <- with_no_grad(self$to(dtype = "float64"))
+  if (rate$numel() > 0 && ((rate < 0) | rate$isnan())$any()$item()) value_error("torch_poisson: rates must be >= 0")
+  with_generator(generator, "torch_poisson", function() with_no_grad(poisson_draw(rate)$to(dtype = self$dtype)))
 }
 
 # 1-based category indices (int64), num_samples per row of weights. With replacement: where
@@ -324,7 +316,6 @@ torch_poisson <- function(self, generator = NULL) {
 torch_multinomial <- function(self, num_samples, replacement = FALSE, generator = NULL) {
   fn <- "torch_multinomial"
   self <- convenience_tensor(as_tensor_arg(self), fn, "self")
-  no_generator(generator, fn)
   extra_flag(replacement, fn, "replacement")
   convenience_number(num_samples, fn, "num_samples", function(v) v >= 1 && v == trunc(v), "a whole number >= 1")
   if (!self$dim() %in% 1:2) value_error(fn, ": self must be 1-d or 2-d weights, got ", self$dim(), " dims")
@@ -342,16 +333,16 @@ torch_multinomial <- function(self, num_samples, replacement = FALSE, generator 
                   positive$min()$item(), " categories of positive weight")
     }
     rows <- w$size(1)
-    if (replacement) {
+    out <- with_generator(generator, fn, function() if (replacement) {
       cumulative <- w$cumsum(2) / w$sum(dim = 2, keepdim = TRUE)
       u <- torch_rand(c(rows, num_samples, 1), dtype = "float64", device = w$device)
       # Categories passed: those whose cumulative probability is <= u; the last always counts.
       below <- (cumulative$narrow(2, 1, categories - 1)$unsqueeze(2) <= u)
-      out <- below$sum(dim = 3)$to(dtype = "int64") + 1L
+      below$sum(dim = 3)$to(dtype = "int64") + 1L
     } else {
       keys <- -torch_log1p(-torch_rand(c(rows, categories), dtype = "float64", device = w$device)) / w
-      out <- torch_topk(keys, num_samples, dim = 2, largest = FALSE)[[2]]$to(dtype = "int64")
-    }
+      torch_topk(keys, num_samples, dim = 2, largest = FALSE)[[2]]$to(dtype = "int64")
+    })
   })
   if (self$dim() == 1) out$squeeze(1) else out
 }
@@ -361,13 +352,13 @@ m$bernoulli <- function(self, p, generator = NULL) {
   if (missing(p)) torch_bernoulli(self, generator = generator) else torch_bernoulli(self, p, generator)
 }
 m$bernoulli_ <- function(self, p = 0.5, generator = NULL) {
-  no_generator(generator, "bernoulli_")
+  if (!is.null(generator)) return(with_generator(generator, "bernoulli_", function() self$bernoulli_(p)))
   inplace("bernoulli_", self, function(x, p) with_no_grad(bernoulli_draw(x, p, "bernoulli_")), p)
 }
 
 # The in-place fills drawn from a transform of uniforms; floating self only.
 fill_from_uniforms <- function(fn, self, generator, transform) {
-  no_generator(generator, fn)
+  if (!is.null(generator)) return(with_generator(generator, fn, function() fill_from_uniforms(fn, self, NULL, transform)))
   if (!is_floating_dtype(dtype_of(self))) value_error(fn, ": self must be a floating tensor, got ", dtype_of(self))
   inplace(fn, self, function(x) with_no_grad(transform(uniform_draws(x))$to(dtype = x$dtype)))
 }
@@ -378,7 +369,7 @@ m$exponential_ <- function(self, lambd = 1L, generator = NULL) {
 m$log_normal_ <- function(self, mean = 1L, std = 2L, generator = NULL) {
   convenience_number(mean, "log_normal_", "mean", is.finite, "a finite number")
   convenience_number(std, "log_normal_", "std", function(v) v > 0, "a number > 0")
-  no_generator(generator, "log_normal_")
+  if (!is.null(generator)) return(with_generator(generator, "log_normal_", function() self$log_normal_(mean, std)))
   if (!is_floating_dtype(dtype_of(self))) value_error("log_normal_: self must be a floating tensor, got ", dtype_of(self))
   inplace("log_normal_", self, function(x) {
     with_no_grad(torch_exp(mean + std * torch_randn(x$shape, dtype = "float64", device = x$device))$to(dtype = x$dtype))
@@ -392,7 +383,7 @@ m$cauchy_ <- function(self, median = 0L, sigma = 1L, generator = NULL) {
 # Trials until the first success, 1, 2, ...: P(k) = (1 - p)^(k - 1) p. Any real dtype.
 m$geometric_ <- function(self, p, generator = NULL) {
   convenience_number(p, "geometric_", "p", function(v) v > 0 && v < 1, "a probability in (0, 1)")
-  no_generator(generator, "geometric_")
+  if (!is.null(generator)) return(with_generator(generator, "geometric_", function() self$geometric_(p)))
   inplace("geometric_", self, function(x) {
     with_no_grad({
       u <- torch_rand(x$shape, dtype = "float64", device = x$device)
@@ -403,7 +394,10 @@ m$geometric_ <- function(self, p, generator = NULL) {
 # Whole numbers in [from, to - 1]; random_(to) draws from [0, to - 1], random_() from [0, the
 # largest whole number self's dtype holds exactly], as in torch.
 m$random_ <- function(self, from, to, generator = NULL) {
-  no_generator(generator, "random_")
+  if (!is.null(generator)) {
+    args <- c(list(), if (!missing(from)) list(from = from), if (!missing(to)) list(to = to))
+    return(with_generator(generator, "random_", function() do.call(self$random_, args)))
+  }
   if (missing(from) && missing(to)) {
     from <- 0
     to <- random_top(dtype_of(self)) + 1
