@@ -315,7 +315,7 @@ test_that("torch_bernoulli and $bernoulli draw 1 with probability p, repeatably"
   expect_false(torch_bernoulli(torch_rand(3, requires_grad = TRUE))$requires_grad)
   expect_error(torch_bernoulli(torch_tensor(c(0.5, 1.5))), class = "value_error", regexp = "torch_bernoulli: p must hold")
   expect_error(torch_bernoulli(torch_zeros(2), 2), class = "value_error", regexp = "torch_bernoulli: p must be a probability")
-  expect_error(torch_bernoulli(torch_zeros(2), 0.5, generator = 1), class = "value_error", regexp = "generator is not supported")
+  expect_error(torch_bernoulli(torch_zeros(2), 0.5, generator = 1), class = "value_error", regexp = "generator must be NULL or a torch_generator")
 })
 
 test_that("$bernoulli_ fills in place from a number or a tensor of probabilities", {
