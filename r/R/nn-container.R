@@ -89,3 +89,24 @@ names.nn_module_dict <- function(x) names(module_registry(attr(x, "module"))$mod
 `[.nn_sequential` <- function(x, i) {
   do.call(nn_sequential, unname(module_registry(attr(x, "module"))$modules[i]))
 }
+
+# torch for R's nn_prune_head(): the network without its last head_size children, as an
+# nn_sequential of the remaining ones (the same module objects, not copies), in order and under
+# their names. A network of another class runs its children in that order too, which is what
+# its forward() did only when it chained them so (as torch for R assumes).
+#' @export
+nn_prune_head <- function(x, head_size = 1L) {
+  fn <- "nn_prune_head"
+  if (!is_nn_module(x)) value_error(fn, ": x must be an nn_module, got ", describe(x))
+  if (!is.numeric(head_size) || length(head_size) != 1 || is.na(head_size) || head_size < 0 ||
+      head_size != trunc(head_size)) {
+    value_error(fn, ": head_size must be a whole number >= 0, got ", deparse(head_size, nlines = 1)[1])
+  }
+  children <- x$children
+  if (head_size > length(children)) {
+    value_error(fn, ": the network has ", length(children), " children, fewer than head_size = ", head_size)
+  }
+  kept <- children[seq_len(length(children) - head_size)]
+  if (inherits(x, "nn_sequential")) names(kept) <- NULL  # renumbered "0", "1", ..., as torch for R
+  do.call(nn_sequential, kept)
+}
