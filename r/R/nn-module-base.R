@@ -136,18 +136,40 @@ load_state <- function(self, state_dict, strict) {
                 if (length(unexpected)) paste0("; unexpected keys: ", paste(unexpected, collapse = ", ")))
   }
   keys <- intersect(names(targets), names(state_dict))
+  # A module restored by readRDS() holds handles whose tensors are gone: those entries take new
+  # tensors with the loaded values instead of a copy into them, as torch for R does.
+  freed <- keys[vapply(targets[keys], function(t) .Call(rc_is_freed, t), logical(1))]
   problems <- character()
   for (key in keys) {
     value <- state_dict[[key]]
     if (!is_torch_tensor(value)) {
       problems <- c(problems, paste0(key, " is ", describe(value), ", not a tensor"))
+    } else if (key %in% freed) {
+      next
     } else if (!identical(as.integer(value$shape), as.integer(targets[[key]]$shape))) {
       problems <- c(problems, paste0(key, ": the state_dict has shape [", paste(value$shape, collapse = ", "),
                                      "], the module [", paste(targets[[key]]$shape, collapse = ", "), "]"))
     }
   }
   if (length(problems)) shape_error("load_state_dict: ", paste(problems, collapse = "; "))
+  for (key in freed) replace_state_entry(self, key, state_dict[[key]])
+  keys <- setdiff(keys, freed)
   .Call(rc_copy_all, unname(targets[keys]), unname(state_dict[keys]))
+}
+
+# Puts a copy of value under a state dict key ("fc.weight"): a parameter (requiring grad) or a
+# buffer, as the entry it replaces was.
+replace_state_entry <- function(self, key, value) {
+  path <- strsplit(key, ".", fixed = TRUE)[[1]]
+  owner <- self
+  for (child in head(path, -1)) owner <- module_self(module_registry(owner)$modules[[child]])
+  name <- tail(path, 1)
+  copy <- with_no_grad(value$detach()$clone())
+  if (name %in% names(module_registry(owner)$parameters)) {
+    owner$register_parameter(name, copy$requires_grad_(TRUE))
+  } else {
+    owner$register_buffer(name, copy, persistent = TRUE)
+  }
 }
 
 # ---- module objects -------------------------------------------------------------------------

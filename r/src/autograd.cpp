@@ -123,6 +123,12 @@ extern "C" SEXP rc_is_leaf(SEXP x) {
 
 extern "C" SEXP rc_is_undefined(SEXP x) { return Rf_ScalarLogical(is_undefined(x)); }
 
+// A tensor handle whose engine tensor is gone: restored by readRDS() or unserialize(), which
+// keep an external pointer's object but not its address.
+extern "C" SEXP rc_is_freed(SEXP x) {
+  return Rf_ScalarLogical(is_tensor(x) && R_ExternalPtrAddr(x) == nullptr);
+}
+
 // The gradient, or an undefined tensor (Note [Undefined tensors]).
 extern "C" SEXP rc_grad(SEXP x) {
   RCUDA_BEGIN

@@ -94,6 +94,7 @@ SEXP rc_requires_grad(SEXP x);
 SEXP rc_set_requires_grad(SEXP x, SEXP flag);
 SEXP rc_is_leaf(SEXP x);
 SEXP rc_is_undefined(SEXP x);
+SEXP rc_is_freed(SEXP x);
 SEXP rc_grad(SEXP x);
 SEXP rc_set_grad(SEXP x, SEXP value);
 SEXP rc_grad_fn(SEXP x);
@@ -278,6 +279,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_set_requires_grad", (DL_FUNC)&rc_set_requires_grad, 2},
     {"rc_is_leaf", (DL_FUNC)&rc_is_leaf, 1},
     {"rc_is_undefined", (DL_FUNC)&rc_is_undefined, 1},
+    {"rc_is_freed", (DL_FUNC)&rc_is_freed, 1},
     {"rc_grad", (DL_FUNC)&rc_grad, 1},
     {"rc_set_grad", (DL_FUNC)&rc_set_grad, 2},
     {"rc_grad_fn", (DL_FUNC)&rc_grad_fn, 1},
