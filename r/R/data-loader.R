@@ -11,6 +11,14 @@
 # making the iterator fixes the order, as in torch; with `generator = s` (a number, or a
 # torch_generator() for its seed) from the loader's own stream, the k-th epoch using (s, k),
 # independent of other random draws.
+#
+# Note [Samplers in a dataloader]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# With `sampler =` (R/data-sampler.R, or any object with .iter() and a length), each epoch
+# takes one pass of the sampler's indices, in its order, as the order the batches are cut from
+# (batch_size, drop_last as usual). With `batch_sampler =`, each value it gives is one batch's
+# indices, collated as a batch. As in torch, sampler excludes shuffle, and batch_sampler excludes
+# batch_size (other than 1), shuffle, sampler and drop_last.
 
 #' @export
 dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
@@ -25,9 +33,22 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
     value_error("dataloader: shuffle = TRUE needs samples by index; an iterable_dataset gives ",
                 "them in its stream's order")
   }
-  if (!is.null(sampler) || !is.null(batch_sampler)) {
-    value_error("dataloader: sampler and batch_sampler are not supported by rcuda; use shuffle, ",
-                "or dataset_subset() for a fixed selection")
+  # Note [Samplers in a dataloader]: sampler's indices are batched as shuffle's order would be;
+  # batch_sampler's batches are taken as they come. torch's exclusions hold.
+  if (!is.null(sampler)) {
+    sampler_length(sampler, "dataloader")
+    if (isTRUE(shuffle)) value_error("dataloader: sampler option is mutually exclusive with shuffle")
+  }
+  if (!is.null(batch_sampler)) {
+    sampler_length(batch_sampler, "dataloader")
+    if (!identical(as.numeric(batch_size), 1) || isTRUE(shuffle) || !is.null(sampler) || isTRUE(drop_last)) {
+      value_error("dataloader: batch_sampler option is mutually exclusive with batch_size, shuffle, ",
+                  "sampler, and drop_last")
+    }
+    batch_size <- NULL
+  }
+  if ((!is.null(sampler) || !is.null(batch_sampler)) && is_iterable_dataset(dataset)) {
+    value_error("dataloader: an iterable_dataset gives its samples in its stream's order; it takes no sampler")
   }
   if (!is.null(batch_size) &&
       (!is.numeric(batch_size) || length(batch_size) != 1 || is.na(batch_size) ||
@@ -52,11 +73,14 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
   dl$pin_memory <- isTRUE(pin_memory)
   dl$num_workers <- num_workers
   dl$generator <- generator
+  dl$sampler <- sampler
+  dl$batch_sampler <- batch_sampler
   dl$epochs <- 0
   dl$.has_getbatch <- is.function(dataset$.getbatch)
   dl$.iterable <- is_iterable_dataset(dataset)
+  batched <- !is.null(batch_size) || !is.null(batch_sampler)
   dl$collate_fn <- collate_fn %||%
-    if (is.null(batch_size) || dl$.has_getbatch) default_convert else default_collate
+    if (!batched || dl$.has_getbatch) default_convert else default_collate
   dl$.iter <- function() dataloader_make_iter(dl)
   dl$.length <- function() length(dl)
   class(dl) <- "dataloader"
@@ -70,7 +94,8 @@ is_dataloader <- function(x) inherits(x, "dataloader")
 
 #' @export
 length.dataloader <- function(x) {
-  n <- length(x$dataset)
+  if (!is.null(x$batch_sampler)) return(sampler_length(x$batch_sampler, "dataloader"))
+  n <- if (is.null(x$sampler)) length(x$dataset) else sampler_length(x$sampler, "dataloader")
   if (is.na(n)) return(NA_integer_)  # an iterable dataset without .length()
   if (is.null(x$batch_size)) return(n)
   if (x$drop_last) n %/% x$batch_size else as.integer(ceiling(n / x$batch_size))
@@ -98,14 +123,22 @@ dataloader_make_iter.default <- function(dataloader) {
 dataloader_make_iter.dataloader <- function(dataloader) {
   dl <- dataloader
   if (dl$.iterable) return(stream_iter(dl))
+  if (!is.null(dl$batch_sampler)) {
+    batches <- sampler_values(dl$batch_sampler)
+    return(loader_iter(dl, next_batch, batches = batches, position = 0L, batches_left = length(batches)))
+  }
   n <- length(dl$dataset)
-  order <- if (!dl$shuffle) {
+  order <- if (!is.null(dl$sampler)) {
+    as.integer(unlist(sampler_values(dl$sampler)))
+  } else if (!dl$shuffle) {
     seq_len(n)
   } else {
     seed <- if (is.null(dl$generator)) NULL else c(generator_seed(dl$generator), dl$epochs)
     .Call(rc_randperm, n, seed)  # Note [Shuffling order]
   }
-  loader_iter(dl, next_batch, order = order, position = 0L, batches_left = length(dl))
+  size <- if (is.null(dl$batch_size)) 1L else dl$batch_size
+  batches <- if (dl$drop_last) length(order) %/% size else ceiling(length(order) / size)
+  loader_iter(dl, next_batch, order = order, position = 0L, batches_left = as.integer(batches))
 }
 
 # An epoch's iterator over dl (its state in ... as fields): counts the epoch, and calls
@@ -145,11 +178,16 @@ next_batch <- function(it) {
   if (it$batches_left <= 0) return(exhausted_value())
   it$batches_left <- it$batches_left - 1L
   dl <- it$loader
-  size <- if (is.null(dl$batch_size)) 1L else min(dl$batch_size, length(it$order) - it$position)
-  index <- it$order[it$position + seq_len(size)]
-  it$position <- it$position + size
+  if (is.null(it$batches)) {
+    size <- if (is.null(dl$batch_size)) 1L else min(dl$batch_size, length(it$order) - it$position)
+    index <- it$order[it$position + seq_len(size)]
+    it$position <- it$position + size
+  } else {  # a batch_sampler's batch
+    it$position <- it$position + 1L
+    index <- as.integer(it$batches[[it$position]])
+  }
   ds <- dl$dataset
-  data <- if (is.null(dl$batch_size)) {
+  data <- if (is.null(dl$batch_size) && is.null(it$batches)) {
     ds$.getitem(index)
   } else if (dl$.has_getbatch) {
     ds$.getbatch(index)

@@ -202,7 +202,7 @@ test_that("dataloader refuses what it cannot do", {
   ds <- tensor_dataset(torch_ones(4))
   expect_error(dataloader(list(1)), "dataset", class = "rcuda_value_error")
   expect_error(dataloader(ds, batch_size = 0), "batch_size", class = "rcuda_value_error")
-  expect_error(dataloader(ds, sampler = 1:4), "sampler", class = "rcuda_value_error")
+  expect_error(dataloader(ds, sampler = "a"), "sampler must have an .iter", class = "rcuda_value_error")
   expect_error(dataloader(ds, generator = "x"), "generator", class = "rcuda_value_error")
   expect_output(print(dataloader(ds, batch_size = 3)), "2 batches of 3 samples")
   expect_true(is_dataloader(dataloader(ds)))
