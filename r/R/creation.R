@@ -30,6 +30,26 @@ no_names <- function(names, fn) {
   if (!is.null(names)) value_error(fn, ": names are not supported (rcuda has no named tensors)")
 }
 
+# Layouts, as torch for R's: tensors are strided; torch_sparse_coo() is named so that scripts
+# can ask for it and hear why not.
+new_layout <- function(name) structure(list(name = name), class = c("rcuda_layout", "torch_layout"))
+#' @export
+torch_strided <- function() new_layout("strided")
+#' @export
+torch_sparse_coo <- function() new_layout("sparse_coo")
+#' @export
+print.rcuda_layout <- function(x, ...) {
+  cat("torch_", x$name, "\n", sep = "")
+  invisible(x)
+}
+
+# A layout argument: NULL or torch_strided(); anything else is refused, naming the function.
+check_layout <- function(layout, fn) {
+  if (is.null(layout) || (inherits(layout, "rcuda_layout") && identical(layout$name, "strided"))) return(invisible())
+  value_error(fn, ": layout must be NULL or torch_strided() (rcuda has only strided tensors), got ",
+              if (inherits(layout, "rcuda_layout")) paste0("torch_", layout$name, "()") else describe(layout))
+}
+
 # The new tensor t, made to require grad when asked.
 with_requires_grad <- function(t, requires_grad) {
   if (!identical(requires_grad, FALSE)) .Call(rc_set_requires_grad, t, requires_grad)
@@ -71,44 +91,52 @@ filled <- function(kind, size, value, dtype, device, requires_grad) {
 }
 
 #' @export
-torch_zeros <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_zeros <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_zeros")
+  check_layout(layout, "torch_zeros")
   filled("zeros", resolve_size(..., fn = "torch_zeros"), NULL, dtype, device, requires_grad)
 }
 
 #' @export
-torch_ones <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_ones <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_ones")
+  check_layout(layout, "torch_ones")
   filled("ones", resolve_size(..., fn = "torch_ones"), NULL, dtype, device, requires_grad)
 }
 
 #' @export
-torch_empty <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_empty <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_empty")
+  check_layout(layout, "torch_empty")
   filled("empty", resolve_size(..., fn = "torch_empty"), NULL, dtype, device, requires_grad)
 }
 
 #' @export
-torch_full <- function(size, fill_value, names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_full <- function(size, fill_value, names = NULL, dtype = NULL, layout = NULL, device = NULL,
+                       requires_grad = FALSE) {
   no_names(names, "torch_full")
+  check_layout(layout, "torch_full")
   filled("full", size_value(size, "torch_full"), fill_value, dtype, device, requires_grad)
 }
 
 #' @export
-torch_randn <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_randn <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_randn")
+  check_layout(layout, "torch_randn")
   with_requires_grad(.Call(rc_random, "randn", resolve_size(..., fn = "torch_randn"), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
-torch_rand <- function(..., names = NULL, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_rand <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_rand")
+  check_layout(layout, "torch_rand")
   with_requires_grad(.Call(rc_random, "rand", resolve_size(..., fn = "torch_rand"), dtype_name(dtype), device_string(device)), requires_grad)
 }
 
 #' @export
-torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, device = NULL,
+torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, layout = NULL, device = NULL,
                           requires_grad = FALSE) {
+  check_layout(layout, "torch_randint")
   if (missing(size)) value_error("torch_randint: size is required (torch_randint(low, high, size))")
   draw <- function() .Call(rc_randint, low, high, size_value(size, "torch_randint"), dtype_name(dtype), device_string(device))
   with_requires_grad(with_generator(generator, "torch_randint", draw), requires_grad)
@@ -118,7 +146,8 @@ torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, devic
 # `step`, so that an end that lies on the grid is included. Integer start and end with a
 # whole step (the default 1) give int64, so torch_arange(1L, 5L) counts in integers.
 #' @export
-torch_arange <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_arange <- function(start, end, step = 1, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_arange")
   # One-element tensors stand for their numbers, as torch for R takes them.
   number <- function(v) if (is_torch_tensor(v)) v$item() else v
   # torch_arange(n) counts from 1, as torch for R's.
@@ -161,7 +190,8 @@ unit_in_last_place <- function(x, mantissa_bits) {
 }
 
 #' @export
-torch_linspace <- function(start, end, steps = 100, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_linspace <- function(start, end, steps = 100, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_linspace")
   if (!is.numeric(steps) || length(steps) != 1 || is.na(steps) || steps < 0 || steps != trunc(steps)) {
     value_error("torch_linspace: steps must be a whole number of at least 0, got ", deparse(steps, nlines = 1)[1])
   }
@@ -171,7 +201,8 @@ torch_linspace <- function(start, end, steps = 100, dtype = NULL, device = NULL,
 # torch for R's deprecated torch_range(): as torch_arange() but with `end` included, in the
 # default floating dtype; the count is floor((end - start) / step) + 1, as PyTorch's.
 #' @export
-torch_range <- function(start, end, step = 1, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_range <- function(start, end, step = 1, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_range")
   fn <- "torch_range"
   start <- number_arg(start, fn, "start")
   end <- number_arg(end, fn, "end")
@@ -187,7 +218,8 @@ torch_range <- function(start, end, step = 1, dtype = NULL, device = NULL, requi
 }
 
 #' @export
-torch_eye <- function(n, m = n, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_eye <- function(n, m = n, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_eye")
   with_requires_grad(.Call(rc_eye, n, m, dtype_name(dtype), device_string(device)), requires_grad)
 }
 
@@ -199,42 +231,48 @@ like <- function(input, dtype, device) {
 }
 
 #' @export
-torch_zeros_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_zeros_like <- function(input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_zeros_like")
   input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_zeros(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
-torch_ones_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_ones_like <- function(input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_ones_like")
   input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_ones(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
-torch_empty_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_empty_like <- function(input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_empty_like")
   input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_empty(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
-torch_full_like <- function(input, fill_value, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_full_like <- function(input, fill_value, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_full_like")
   input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_full(input$shape, fill_value, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
-torch_rand_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_rand_like <- function(input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_rand_like")
   input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_rand(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)
 }
 
 #' @export
-torch_randn_like <- function(input, dtype = NULL, device = NULL, requires_grad = FALSE) {
+torch_randn_like <- function(input, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
+  check_layout(layout, "torch_randn_like")
   input <- as_tensor_arg(input)
   o <- like(input, dtype, device)
   torch_randn(input$shape, dtype = o$dtype, device = o$device, requires_grad = requires_grad)

@@ -351,7 +351,7 @@ torch_result_type <- function(tensor1, tensor2) {
 torch_randint_like <- function(input, low, high, dtype = NULL, layout = NULL, device = NULL,
                                requires_grad = FALSE) {
   input <- extra_tensor(input, "torch_randint_like", "input")
-  if (!is.null(layout)) value_error("torch_randint_like: only the default (strided) layout is supported; layout must be NULL")
+  check_layout(layout, "torch_randint_like")
   # torch_randint_like(x, high) draws from 0 to high - 1, as torch's overload without low.
   if (missing(high)) {
     high <- low

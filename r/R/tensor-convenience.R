@@ -437,7 +437,7 @@ random_top <- function(dtype) {
 window_positions <- function(fn, window_length, periodic, layout, device) {
   convenience_number(window_length, fn, "window_length", function(v) v >= 0 && v == trunc(v), "a whole number >= 0")
   extra_flag(periodic, fn, "periodic")
-  if (!is.null(layout)) value_error(fn, ": layout must be NULL (rcuda has only strided tensors)")
+  check_layout(layout, fn)
   # Windows of length 0 and 1 are all ones. Whole-number ends keep torch_arange exact (its
   # float64 end, nudged by one epsilon, would drop the last position).
   n <- if (window_length >= 2) {

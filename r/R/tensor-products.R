@@ -99,8 +99,9 @@ torch_cdist <- function(x1, x2, p = 2) {
 }
 
 #' @export
-torch_logspace <- function(start, end, steps = 100, base = 10, dtype = NULL, device = NULL,
+torch_logspace <- function(start, end, steps = 100, base = 10, dtype = NULL, layout = NULL, device = NULL,
                            requires_grad = FALSE) {
+  check_layout(layout, "torch_logspace")
   if (!is.numeric(base) || length(base) != 1 || is.na(base)) {
     value_error("torch_logspace: base must be one number, got ", deparse(base))
   }

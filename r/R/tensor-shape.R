@@ -398,7 +398,7 @@ triangle_indices <- function(row, col, offset, dtype, device, layout, lower, fn)
   col <- extra_whole(col, fn, "col")
   offset <- extra_whole(offset, fn, "offset")
   if (row < 0 || col < 0) value_error(fn, ": row and col must be >= 0, got ", row, " and ", col)
-  if (!is.null(layout)) value_error(fn, ": layout must be NULL (rcuda tensors are strided)")
+  check_layout(layout, fn)
   r <- rep(seq_len(row), each = col)
   c <- rep(seq_len(col), times = row)
   keep <- if (lower) c - r <= offset else c - r >= offset

@@ -91,3 +91,16 @@ test_that("torch_range includes end, warns that it is deprecated, and checks its
   expect_error(torch_range(5, 1), "wrong side", class = "rcuda_value_error")
   expect_error(torch_range("a", 1), "torch_range: start", class = "rcuda_value_error")
 })
+
+test_that("creation functions take torch for R's layout argument: strided, or an error", {
+  expect_equal(torch_ones(2, 3, dtype = torch_float32(), layout = torch_strided())$shape, c(2, 3))
+  expect_equal(torch_zeros(2, layout = torch_strided())$shape, 2)
+  expect_equal(torch_full(c(2, 2), 3, layout = torch_strided())$sum()$item(), 12)
+  expect_equal(torch_arange(1, 3, 1, NULL, torch_strided())$shape, 3)  # layout is 5th, as torch for R's
+  expect_equal(torch_eye(2, layout = torch_strided())$shape, c(2, 2))
+  expect_equal(torch_randn_like(torch_ones(3), layout = torch_strided())$shape, 3)
+  expect_error(torch_zeros(2, layout = torch_sparse_coo()), "torch_zeros: layout must be NULL or torch_strided\\(\\).*torch_sparse_coo",
+               class = "rcuda_value_error")
+  expect_error(torch_randperm(3, layout = "x"), "torch_randperm: layout", class = "rcuda_value_error")
+  expect_output(print(torch_strided()), "torch_strided")
+})
