@@ -242,13 +242,15 @@ module_set <- function(self, name, value) {
   invisible(self)
 }
 
-# Takes `name` out of every registry of a module object, as PyTorch's
+# Takes `name` out of every registry of a module object and out of its fields, as PyTorch's
 # `del module._parameters[name]` (register_parameter(name, NULL) keeps the name, holding NULL):
 # a value assigned under that name afterwards is a plain field.
 unregister <- function(module, name) {
-  state <- module_registry(module_self(module))
+  self <- module_self(module)
+  state <- module_registry(self)
   for (kind in c("parameters", "buffers", "modules")) state[[kind]][[name]] <- NULL
   state$non_persistent <- setdiff(state$non_persistent, name)
+  if (exists(name, envir = self, inherits = FALSE)) rm(list = name, envir = self)
   invisible(module)
 }
 

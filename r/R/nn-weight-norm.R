@@ -70,7 +70,6 @@ nn_utils_weight_norm <- R6::R6Class(
       weight <- self$compute_weight(module, name)
       unregister(module, paste0(name, "_g"))
       unregister(module, paste0(name, "_v"))
-      rm(list = c(paste0(name, "_g"), paste0(name, "_v")), envir = module_self(module))
       module[[name]] <- nn_parameter(weight$detach())
       invisible(module)
     }

@@ -3,8 +3,8 @@
 #include "rcuda/ops/complex.h"
 
 #include <cmath>
-#include <cstring>
 
+#include "complex_ops.h"
 #include "ops_util.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -161,16 +161,17 @@ Tensor complex_neg(const Tensor& z) {
   return complex(neg(p.re), neg(p.im));
 }
 
-Tensor complex_binary(const char* op, const Tensor& a, const Tensor& b, DType dtype) {
-  check_same_device(op, {a, b});
-  RCUDA_CHECK(!a.requires_grad() && !b.requires_grad(), DTypeError, op,
+Tensor complex_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
+                      DType dtype) {
+  check_same_device(name, {a, b});
+  RCUDA_CHECK(!a.requires_grad() && !b.requires_grad(), DTypeError, name,
               ": complex tensors record no gradients; detach() the operand that requires grad");
   const Parts x = parts_of(a, dtype), y = parts_of(b, dtype);
   const auto part_or_zero = [](const Tensor& part, const Tensor& like) {
     return part.defined() ? part : zeros_like(like);
   };
-  if (std::strcmp(op, "add") == 0 || std::strcmp(op, "sub") == 0) {
-    const bool plus = op[0] == 'a';
+  if (op == BinaryOp::Add || op == BinaryOp::Sub) {
+    const bool plus = op == BinaryOp::Add;
     const Tensor re = plus ? add(x.re, y.re) : sub(x.re, y.re);
     Tensor im;
     if (x.im.defined() && y.im.defined())
@@ -181,19 +182,19 @@ Tensor complex_binary(const char* op, const Tensor& a, const Tensor& b, DType dt
       im = x.im;
     return from_parts(re, im);  // complex() broadcasts the parts together
   }
-  if (std::strcmp(op, "mul") == 0) {
+  if (op == BinaryOp::Mul) {
     const Tensor re = sum_of_products(x.re, y.re, x.im, y.im, /*subtract=*/true);
     const Tensor im = sum_of_products(x.re, y.im, x.im, y.re, /*subtract=*/false);
     return from_parts(re, im);
   }
-  if (std::strcmp(op, "div") == 0) return complex_divide(x, y);
-  if (std::strcmp(op, "eq") == 0 || std::strcmp(op, "ne") == 0) {
+  if (op == BinaryOp::Div) return complex_divide(x, y);
+  if (op == BinaryOp::Eq || op == BinaryOp::Ne) {
     const Tensor both =
         logical_and(eq(x.re, y.re), eq(part_or_zero(x.im, x.re), part_or_zero(y.im, y.re)));
-    return op[0] == 'e' ? both : logical_not(both);
+    return op == BinaryOp::Eq ? both : logical_not(both);
   }
   throw DTypeError(detail::concat(
-      op, ": not supported for complex tensors (got ", dtype_name(a.dtype()), " and ",
+      name, ": not supported for complex tensors (got ", dtype_name(a.dtype()), " and ",
       dtype_name(b.dtype()),
       "); complex tensors have add, sub, mul, div, eq and ne: split them with view_as_real() "
       "for the rest"));

@@ -42,9 +42,4 @@ Tensor angle(const Tensor& z);
 // The conjugate (a new tensor); a real tensor is returned as it is.
 Tensor conj(const Tensor& z);
 
-// Used by the real ops' entry points when an operand is complex (elementwise.cpp): op is
-// "add", "sub", "mul", "div", "eq" or "ne"; `dtype` the promoted complex dtype.
-Tensor complex_binary(const char* op, const Tensor& a, const Tensor& b, DType dtype);
-Tensor complex_neg(const Tensor& z);
-
 }  // namespace rcuda::ops
