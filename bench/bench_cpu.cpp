@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -196,6 +197,55 @@ Row bench_sum(const Sizes& s) {
           ">= 0.83"};
 }
 
+// One Adam step (optim::Adam, defaults) over the parameters of bench_train's MLP 784-512-512-10
+// (669,706 floats in six tensors) against an OpenMP loop per tensor of the same update on raw
+// arrays (torch.optim.Adam's formula, as backend/optim_math.h writes it for one element).
+Row bench_adam(const Sizes& s) {
+  const std::vector<rcuda::Shape> shapes = {{512, 784}, {512}, {512, 512}, {512}, {10, 512}, {10}};
+  std::vector<rcuda::Tensor> params, raw_params, raw_grads, raw_m, raw_v;
+  int64_t count = 0;
+  for (const rcuda::Shape& shape : shapes) {
+    rcuda::Tensor p = rcuda::randn(shape);
+    p.requires_grad_();
+    p.set_grad(rcuda::randn(shape));
+    params.push_back(p);
+    raw_params.push_back(rcuda::randn(shape));
+    raw_grads.push_back(rcuda::randn(shape));
+    raw_m.push_back(rcuda::zeros(shape));
+    raw_v.push_back(rcuda::zeros(shape));
+    count += p.numel();
+  }
+  rcuda::optim::Adam adam(params);
+  int64_t step = 0;
+  const auto [ms, loop_ms] = paired_median_ms(
+      s, [&] { adam.step(); },
+      [&] {
+        ++step;
+        const float beta1 = 0.9f, beta2 = 0.999f, lr = 1e-3f, eps = 1e-8f;
+        const float step_size = lr / (1.0f - std::pow(beta1, static_cast<float>(step)));
+        const float correction2 = std::sqrt(1.0f - std::pow(beta2, static_cast<float>(step)));
+        for (size_t t = 0; t < raw_params.size(); ++t) {
+          float* p = raw_params[t].data<float>();
+          const float* g = raw_grads[t].data<float>();
+          float* m = raw_m[t].data<float>();
+          float* v = raw_v[t].data<float>();
+          const int64_t n = raw_params[t].numel();
+#pragma omp parallel for schedule(static)
+          for (int64_t i = 0; i < n; ++i) {
+            m[i] = m[i] + (1.0f - beta1) * (g[i] - m[i]);
+            v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
+            p[i] = p[i] - step_size * (m[i] / (std::sqrt(v[i]) / correction2 + eps));
+          }
+        }
+      });
+  return {"Adam step, MLP 784-512-512-10 parameters (" + std::to_string(count) + " floats)",
+          "OpenMP loop per tensor, same update",
+          ms,
+          loop_ms,
+          rate(5.0 * static_cast<double>(count) * sizeof(float), ms, "GB/s moved"),
+          "-"};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -224,5 +274,6 @@ int main(int argc, char** argv) {
   print_row(bench_matmul(sizes));
   for (const Row& r : bench_add(sizes)) print_row(r);
   print_row(bench_sum(sizes));
+  print_row(bench_adam(sizes));
   return 0;
 }

@@ -1,8 +1,10 @@
 // The host cost of the CUDA runtime calls that one eager op is made of, each alone, with no
 // rcuda code around it: the floor under bench_op_overhead's figures on this machine. Each
 // figure is the median over 25 bursts of 200 calls, host clock only, the stream synchronised
-// after each burst (short enough that the launch queue never fills and blocks the host).
+// after each burst (short enough that the launch queue never fills and blocks the host). The
+// empty launch is timed through each of the runtime's entry points and the driver's.
 //   bench_launch_floor
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,6 +23,15 @@ namespace {
       std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_)); \
       std::exit(1);                                                                \
     }                                                                              \
+  } while (0)
+
+#define CHECK_DRIVER(call)                                     \
+  do {                                                         \
+    const CUresult status_ = (call);                           \
+    if (status_ != CUDA_SUCCESS) {                             \
+      std::fprintf(stderr, "%s failed: %d\n", #call, status_); \
+      std::exit(1);                                            \
+    }                                                          \
   } while (0)
 
 __global__ void empty_kernel() {}
@@ -86,6 +97,34 @@ int main() {
         big_argument_kernel<<<1, 32, 0, stream>>>(big, out);
         CHECK(cudaGetLastError());
       }));
+  // The same launches through the runtime's explicit entry points and through the driver's
+  // cuLaunchKernel with the kernel's CUfunction looked up once: what the runtime's own work
+  // (finding the function for a host stub, its per-thread state) adds to the driver's.
+  log("launch_empty_cudaLaunchKernel_us", burst_us(stream, [&] {
+        CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(empty_kernel), dim3(1), dim3(1),
+                               nullptr, 0, stream));
+      }));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(1);
+  config.stream = stream;
+  log("launch_empty_cudaLaunchKernelEx_us",
+      burst_us(stream, [&] { CHECK(cudaLaunchKernelEx(&config, empty_kernel)); }));
+  cudaFunction_t empty_function = nullptr, add_function = nullptr;
+  CHECK(cudaGetFuncBySymbol(&empty_function, reinterpret_cast<const void*>(empty_kernel)));
+  CHECK(cudaGetFuncBySymbol(&add_function, reinterpret_cast<const void*>(add_kernel)));
+  const CUstream driver_stream = reinterpret_cast<CUstream>(stream);
+  log("launch_empty_cuLaunchKernel_us", burst_us(stream, [&] {
+        CHECK_DRIVER(cuLaunchKernel(reinterpret_cast<CUfunction>(empty_function), 1, 1, 1, 1, 1, 1,
+                                    0, driver_stream, nullptr, nullptr));
+      }));
+  int one = 1;
+  void* add_arguments[] = {&a, &b, &out, &one};
+  log("launch_add_cuLaunchKernel_us", burst_us(stream, [&] {
+        CHECK_DRIVER(cuLaunchKernel(reinterpret_cast<CUfunction>(add_function), 1, 1, 1, 256, 1, 1,
+                                    0, driver_stream, add_arguments, nullptr));
+      }));
+  log("launch_empty_legacy_stream_us", burst_us(nullptr, [&] { empty_kernel<<<1, 1>>>(); }));
   log("get_device_twice_us", burst_us(stream, [&] {
         CHECK(cudaGetDevice(&device));
         CHECK(cudaGetDevice(&device));

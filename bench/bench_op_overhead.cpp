@@ -1,6 +1,8 @@
 // Where a tiny op's host time goes, on the CPU and (when there is one) the GPU: the pieces of
 // `add(a, b)` on one-element tensors timed alone, from allocation and the backend primitive up
 // to the public op with autograd recording. Prints `name: value` lines in microseconds per op.
+// RCUDA_RUNTIME_LAUNCH=1 launches through the runtime instead of the driver (Note [Launching
+// through the driver] in src/backend/cuda/kernel_launch.h), to compare the two in one call.
 //   bench_op_overhead [--reps N]
 #include <algorithm>
 #include <chrono>
@@ -79,6 +81,10 @@ void run(const Device& device, const std::string& tag) {
   log("add_recording_" + tag + "_us", per_call_us(device, [&] { add(a, w); }));
   log("mul_recording_" + tag + "_us", per_call_us(device, [&] { mul(a, w); }));
   log("mul_number_" + tag + "_us", per_call_us(device, [&] { mul(a, 2.0); }));
+  log("mul_number_recording_" + tag + "_us", per_call_us(device, [&] { mul(w, 2.0); }));
+  log("number_minus_tensor_recording_" + tag + "_us",
+      per_call_us(device, [&] { binary_op("sub", Scalar(1.0), w); }));
+  log("sum_recording_" + tag + "_us", per_call_us(device, [&] { sum(w); }));
   log("relu_recording_" + tag + "_us", per_call_us(device, [&] { relu(w); }));
   log("matmul_recording_" + tag + "_us", per_call_us(device, [&] {
         matmul(a.view({1, 1}), w.view({1, 1}));
@@ -89,6 +95,7 @@ void run(const Device& device, const std::string& tag) {
     log("host_only_ops_add_" + tag + "_us", enqueue_us(device, [&] { ops::add(a, b); }));
     log("host_only_add_recording_" + tag + "_us", enqueue_us(device, [&] { add(a, w); }));
     log("host_only_mul_number_" + tag + "_us", enqueue_us(device, [&] { mul(a, 2.0); }));
+    log("host_only_mul_number_recording_" + tag + "_us", enqueue_us(device, [&] { mul(w, 2.0); }));
   }
   // Forward and backward of a two-op graph: recording, the engine, the accumulation.
   log("mul_sum_backward_" + tag + "_us",

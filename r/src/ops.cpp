@@ -14,13 +14,6 @@ namespace {
 
 const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 
-// A plain R number as a 0-d tensor on the other operand's device, in the dtype the two promote
-// to: 0-d tensors promote like numbers, so `2 - x` types like torch's rsub, and `0.7 - x` keeps
-// 0.7 in float64 when x is float64.
-Tensor number_tensor(const Scalar& s, const Tensor& other) {
-  return scalar_tensor(s, result_type(other, s), other.device());
-}
-
 // An R vector or array beside a tensor, on its device; beside a floating tensor it takes the
 // tensor's dtype (as %*% does), so that a float64 tensor and R doubles stay in double precision
 // instead of going through the default float32.
@@ -52,7 +45,7 @@ bool is_na(SEXP x) {
 // bool tensors hold no NaN: both are errors. The op runs on NaN first, so that its result's
 // dtype (bool for comparisons and logical ops) tells them apart without a list of op names.
 Tensor beside_na(const char* op, const Tensor& t, bool tensor_first) {
-  const Tensor nan = number_tensor(std::numeric_limits<double>::quiet_NaN(), t);
+  const Scalar nan = std::numeric_limits<double>::quiet_NaN();
   Tensor out = tensor_first ? binary_op(op, t, nan) : binary_op(op, nan, t);
   RCUDA_CHECK(out.dtype() != DType::Bool, ValueError, op,
               ": NA has no tensor value here (a bool result cannot hold NA)");
@@ -80,12 +73,13 @@ extern "C" SEXP rc_binary(SEXP op, SEXP a, SEXP b) {
     return wrap(binary_op(name, unwrap(a), array_beside(name, b, unwrap(a))));
   if (is_tensor(b) && !is_scalar(a))
     return wrap(binary_op(name, array_beside(name, a, unwrap(b)), unwrap(b)));
-  // A tensor and a plain number, as a 0-d tensor (number_tensor).
+  // A tensor and a plain number: the number promotes as torch's wrapped numbers do, so `2 - x`
+  // types like torch's rsub, and reaches the kernel by value (no tensor of its own).
   const bool tensor_first = is_tensor(a);
   const Tensor& t = unwrap(tensor_first ? a : b);
   SEXP number = tensor_first ? b : a;
   if (is_na(number)) return wrap(beside_na(name, t, tensor_first));
-  const Tensor n = number_tensor(scalar_arg(number, name), t);
+  const Scalar n = scalar_arg(number, name);
   return wrap(tensor_first ? binary_op(name, t, n) : binary_op(name, n, t));
   RCUDA_END
 }

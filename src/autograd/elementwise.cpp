@@ -76,7 +76,11 @@ Tensor record_with_number(BinaryOp op, const Tensor& t, double number, bool numb
   node->number = number;
   node->a_is_number = number_first;
   node->b_is_number = !number_first;
-  if (number_first) node->out = SavedTensor(out);
+  // What the number-first formulas read (grads/binary.cpp): number / t and number ** t their
+  // output, number / t and number % t the tensor.
+  if (number_first && (op == BinaryOp::Div || op == BinaryOp::Pow)) node->out = SavedTensor(out);
+  if (number_first && (op == BinaryOp::Div || op == BinaryOp::Remainder))
+    node->b = SavedTensor(t, SavedTensor::kInput);
   set_history(out, node);
   return out;
 }
@@ -250,6 +254,37 @@ Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   const BinaryOp op = ops::binary_op_from_name(name);
   if (is_comparison_or_logical(op)) return ops::binary_op(name, a, b);
   return record_binary(op, a, b, 1, [&] { return ops::binary_op(name, a, b); });
+}
+
+// A tensor and a number: the ops whose formulas take a number record it as one, a power goes to
+// pow(x, exponent); maximum, minimum and atan2 take it as a 0-dim tensor (their formulas read
+// both operands).
+Tensor binary_op_with_number(const char* name, const Tensor& t, const Scalar& number,
+                             bool number_first) {
+  const auto forward = [&] {
+    return number_first ? ops::binary_op(name, number, t) : ops::binary_op(name, t, number);
+  };
+  // floor_divide is piecewise constant (no gradient), bool results record nothing.
+  if (std::strcmp(name, "floor_divide") == 0) return forward();
+  const BinaryOp op = ops::binary_op_from_name(name);
+  if (is_comparison_or_logical(op)) return forward();
+  if (op == BinaryOp::Pow && number_first) return pow(number, t);
+  // torch's x ** 2: one unary kernel (bool ** number computes in float, as the tensor form).
+  if (op == BinaryOp::Pow && t.dtype() != DType::Bool) return pow(t, number);
+  if (op == BinaryOp::Pow || op == BinaryOp::Maximum || op == BinaryOp::Minimum ||
+      op == BinaryOp::Atan2) {
+    const Tensor n = ops::scalar_tensor(number, ops::result_type(t, number), t.device());
+    return number_first ? binary_op(name, n, t) : binary_op(name, t, n);
+  }
+  // add, sub, mul, div, remainder: their formulas take the number (grads/binary.cpp).
+  return record_with_number(op, t, number.to_double(), number_first, forward);
+}
+
+Tensor binary_op(const char* name, const Tensor& a, const Scalar& b) {
+  return binary_op_with_number(name, a, b, /*number_first=*/false);
+}
+Tensor binary_op(const char* name, const Scalar& a, const Tensor& b) {
+  return binary_op_with_number(name, b, a, /*number_first=*/true);
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {

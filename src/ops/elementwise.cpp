@@ -2,8 +2,10 @@
 // dtype checks, output allocation, then one backend primitive.
 #include "rcuda/ops/elementwise.h"
 
+#include <cstdint>
 #include <cstring>
 
+#include "complex_ops.h"
 #include "ops_util.h"
 #include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
@@ -88,11 +90,11 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
 }
 
 Tensor unary(const char* name, const Tensor& x) {
-  if (is_complex(x.dtype())) {  // the two unary ops composed for complex tensors
-    if (std::strcmp(name, "abs") == 0) return complex_abs(x);
-    if (std::strcmp(name, "neg") == 0) return complex_neg(x);
-  }
   const UnaryInfo& u = unary_info(name);
+  if (is_complex(x.dtype())) {  // the two unary ops composed for complex tensors
+    if (u.op == UnaryOp::Abs) return complex_abs(x);
+    if (u.op == UnaryOp::Neg) return complex_neg(x);
+  }
   return run_unary(u.name, u.op, u.floating_result, x);
 }
 
@@ -142,7 +144,7 @@ DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
 }
 
 Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, DType promoted) {
-  if (is_complex(promoted)) return complex_binary(name, a, b, promoted);
+  if (is_complex(promoted)) return complex_binary(op, name, a, b, promoted);
   ops::check_same_device(name, {a, b});
   ops::check_not_float8(name, a);
   ops::check_not_float8(name, b);
@@ -165,20 +167,49 @@ Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
   return run_binary(op, name, a, b, ops::result_type({a, b}));
 }
 
-// A number operand becomes a 0-dim tensor of the promoted dtype (it is a wrapped number in
-// torch's terms: it does not decide the dtype unless its category is higher).
+// Note [Numbers as operands]
+// A number operand is a wrapped number in torch's terms: it does not decide the dtype unless its
+// category is higher (ops::result_type). Its value is converted to the promoted dtype, as fill()
+// converts, and the backend takes it by value (Backend::binary_number): on CUDA a 0-dim tensor
+// would cost an allocation and a fill's launch besides the op's own, doubling the host time of
+// `x * 0.5`. Where the op computes in another dtype than the promoted one (an integer tensor
+// divided by an integer) the number keeps the 0-dim tensor, so that it converts exactly as the
+// tensor operand does.
+Tensor binary_with_number(BinaryOp op, const char* name, const Tensor& t, const Scalar& number,
+                          bool number_first) {
+  const DType promoted = ops::result_type({t}, {number});
+  const DType compute = is_complex(promoted) ? promoted : compute_dtype(op, name, promoted);
+  if (compute != promoted || is_complex(promoted)) {
+    const Tensor n = scalar_tensor(number, promoted, t.device());
+    return number_first ? run_binary(op, name, n, t, promoted)
+                        : run_binary(op, name, t, n, promoted);
+  }
+  ops::check_not_float8(name, t);
+  const DType out_dtype = is_comparison_or_logical(op) ? DType::Bool : compute;
+  Tensor out = ops::empty_like_operands(t.shape(), out_dtype, t.device(), {t});
+  if (out.numel() == 0) return out;
+  // The CPU's loops see a zero divisor as they go; a kernel cannot, but a number is known here
+  // (as the kernel sees it: 256 is an int8 zero).
+  if (!number_first && op == BinaryOp::Remainder && !is_floating(compute)) {
+    const int bits = 8 * static_cast<int>(element_size(compute));
+    const uint64_t v = static_cast<uint64_t>(number.to_int());
+    RCUDA_CHECK((bits >= 64 ? v : v & ((uint64_t{1} << bits) - 1)) != 0, ValueError,
+                "remainder: integer division by zero");
+  }
+  backend_of(t).binary_number(op, out, cast(t, compute), number, number_first);
+  return out;
+}
+
 Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) {
   if (op == BinaryOp::Sub)
     RCUDA_CHECK(a.dtype() != DType::Bool && b.kind() != Scalar::Kind::Bool, DTypeError,
                 "sub: subtraction with a bool tensor is not supported (use logical_xor or "
                 "convert with to())");
-  const DType promoted = ops::result_type({a}, {b});
-  return run_binary(op, name, a, scalar_tensor(b, promoted, a.device()), promoted);
+  return binary_with_number(op, name, a, b, /*number_first=*/false);
 }
 
 Tensor binary(BinaryOp op, const char* name, const Scalar& a, const Tensor& b) {
-  const DType promoted = ops::result_type({b}, {a});
-  return run_binary(op, name, scalar_tensor(a, promoted, b.device()), b, promoted);
+  return binary_with_number(op, name, b, a, /*number_first=*/true);
 }
 
 bool is_one(const Scalar& s) { return s.to_double() == 1.0; }
@@ -394,6 +425,17 @@ UnaryOp unary_op_from_name(const char* name) { return unary_info(name).op; }
 BinaryOp binary_op_from_name(const char* name) { return binary_info(name).op; }
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);  // composed, no kernel
+  const BinaryInfo& info = binary_info(name);
+  return binary(info.op, info.name, a, b);
+}
+Tensor binary_op(const char* name, const Tensor& a, const Scalar& b) {
+  if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);
+  const BinaryInfo& info = binary_info(name);
+  return binary(info.op, info.name, a, b);
+}
+Tensor binary_op(const char* name, const Scalar& a, const Tensor& b) {
+  if (std::strcmp(name, "floor_divide") == 0)
+    return floor_divide(scalar_tensor(a, ops::result_type({b}, {a}), b.device()), b);
   const BinaryInfo& info = binary_info(name);
   return binary(info.op, info.name, a, b);
 }

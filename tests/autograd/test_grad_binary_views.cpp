@@ -53,6 +53,41 @@ TEST(GradBinary, PowRemainderAndNumbers) {
   for (const F& f : with_numbers) EXPECT_TRUE(gradcheck(f, {leaf_transposed({3, 2})}));
 }
 
+// binary_op with a number on either side, as the bindings call it (`x * 2`, `2 - x`): each op
+// records the number as a number, or composes (pow, maximum, ...), and its gradient matches.
+TEST(GradBinary, NamedOpsWithANumberOnEitherSide) {
+  struct Case {
+    const char* op;
+    double number;
+    double low, high;  // the tensor's range: away from a / b's pole and remainder's jumps
+  };
+  const Case cases[] = {
+      {"add", 3.0, -2, 2},     {"sub", -0.5, -2, 2},         {"mul", -1.5, -2, 2},
+      {"div", 4.0, 0.5, 2},    {"remainder", 2.5, 1.3, 1.9}, {"pow", 1.5, 0.5, 2},
+      {"maximum", 0.3, -2, 2}, {"minimum", 0.3, -2, 2},      {"atan2", 0.7, -2, 2}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const Scalar n = c.number;
+    EXPECT_TRUE(gradcheck([&](const TensorList& x) { return binary_op(c.op, x[0], n); },
+                          {leaf_transposed({3, 2}, c.low, c.high)}));
+    EXPECT_TRUE(gradcheck([&](const TensorList& x) { return binary_op(c.op, n, x[0]); },
+                          {leaf({2, 3}, c.low, c.high)}));
+    EXPECT_TRUE(gradcheck([&](const TensorList& x) { return binary_op(c.op, x[0], n); },
+                          {leaf({}, c.low, c.high)}));  // 0-dim
+  }
+  // The same values as the operator with the number as a 0-dim tensor of the tensor's dtype.
+  const Tensor x = random_tensor({4, 5}, DType::Float64, 0.5, 2);
+  for (const Case& c : cases) {
+    const Tensor n = full({}, c.number, TensorOptions(DType::Float64));
+    EXPECT_TRUE(all_close(to_doubles(binary_op(c.op, x, Scalar(c.number))),
+                          to_doubles(binary_op(c.op, x, n)), 1e-15))
+        << c.op;
+    EXPECT_TRUE(all_close(to_doubles(binary_op(c.op, Scalar(c.number), x)),
+                          to_doubles(binary_op(c.op, n, x)), 1e-15))
+        << c.op;
+  }
+}
+
 TEST(GradBinary, PowAtZeroBaseGivesNoNaN) {
   // d/da a^b at a = 0, b = 0 is 0 and d/db at a = 0, b >= 0 is 0 (torch's masking).
   Tensor a = tensor_of({0, 0, 2}, {3}, DType::Float64).requires_grad_();

@@ -96,6 +96,10 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
+// The same with a plain number on either side (as the bindings' `x * 2` and `2 - x`): it
+// promotes as a number and reaches the kernel by value (Note [Numbers as operands]).
+Tensor binary_op(const char* name, const Tensor& a, const Scalar& b);
+Tensor binary_op(const char* name, const Scalar& a, const Tensor& b);
 // Integer-valued results: no gradient flows through them (as torch's, which are zero).
 using ops::eq;
 using ops::floor_divide;

@@ -183,6 +183,12 @@ class Backend {
   // never called: ops convert to float first.
   virtual void unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) = 0;
   virtual void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) = 0;
+  // out = a op number, or number op a when number_first: binary() with the number converted to
+  // a's dtype as fill() converts it. CUDA passes the number to the kernel by value, where a
+  // 0-dim operand would cost an allocation and a second launch (Note [Numbers as operands] in
+  // src/ops/elementwise.cpp).
+  virtual void binary_number(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& number,
+                             bool number_first) = 0;
   // cond is Bool; a, b and out share a dtype.
   virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
 

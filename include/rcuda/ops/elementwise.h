@@ -110,6 +110,8 @@ DType result_type(const Tensor& a, const Scalar& b);
 // The general entry points the named functions use, for bindings that map names to ops.
 Tensor unary_op(const char* name, const Tensor& x);
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
+Tensor binary_op(const char* name, const Tensor& a, const Scalar& b);
+Tensor binary_op(const char* name, const Scalar& a, const Tensor& b);
 // The enum of a named op (the one table of names); ValueError for an unknown name.
 // "floor_divide" has no enum (it is composed): binary_op_from_name refuses it.
 UnaryOp unary_op_from_name(const char* name);

@@ -221,3 +221,44 @@ test_that("NA beside a tensor: NaN in floating arithmetic, a clear error elsewhe
   expect_error("x" + a, "add: cannot combine a tensor with an R character", class = "rcuda_dtype_error")
   expect_error(a - list(1), "sub: cannot combine a tensor with an R list", class = "rcuda_dtype_error")
 })
+
+test_that("a number on either side: every operator and its gradient on every device", {
+  # The number reaches the kernel by value (Note [Numbers as operands] in the engine); the values
+  # match base R and the gradients their derivatives, on each side.
+  x <- random_array(3, 4)^2 + 0.5
+  grads <- list(
+    "+" = list(function(x) 1 + 0 * x, function(x) 1 + 0 * x),
+    "-" = list(function(x) 1 + 0 * x, function(x) -1 + 0 * x),
+    "*" = list(function(x) 1.5 + 0 * x, function(x) 1.5 + 0 * x),
+    "/" = list(function(x) 1 / 1.5 + 0 * x, function(x) -1.5 / x^2),
+    "^" = list(function(x) 1.5 * x^0.5, function(x) 1.5^x * log(1.5)),
+    "%%" = list(function(x) 1 + 0 * x, function(x) -floor(1.5 / x))
+  )
+  for (dev in test_devices()) {
+    for (op in names(grads)) {
+      f <- match.fun(op)
+      a <- torch_tensor(x, dtype = torch_double(), device = dev, requires_grad = TRUE)
+      out <- f(a, 1.5)
+      expect_equal(as.array(out$cpu()), f(x, 1.5), info = paste(op, dev))
+      out$sum()$backward()
+      expect_equal(as.array(a$grad$cpu()), grads[[op]][[1]](x), info = paste(op, dev))
+      b <- torch_tensor(x, dtype = torch_double(), device = dev, requires_grad = TRUE)
+      out <- f(1.5, b)
+      expect_equal(as.array(out$cpu()), f(1.5, x), info = paste(op, dev, "number first"))
+      out$sum()$backward()
+      expect_equal(as.array(b$grad$cpu()), grads[[op]][[2]](x), info = paste(op, dev, "number first"))
+    }
+    for (op in c("%/%", "==", "!=", "<", "<=", ">", ">=")) {
+      f <- match.fun(op)
+      a <- torch_tensor(x, dtype = torch_double(), device = dev)
+      expect_equal(as.array(f(a, 1.5)$cpu()), f(x, 1.5), info = paste(op, dev))
+      expect_equal(as.array(f(1.5, a)$cpu()), f(1.5, x), info = paste(op, dev))
+    }
+    i <- torch_tensor(c(5L, -7L, 9L), device = dev)
+    expect_identical(as.array((i %% 4L)$cpu()), c(5L, -7L, 9L) %% 4L)
+    expect_identical(as.array((i * 2L)$cpu()), c(10L, -14L, 18L))
+    expect_true((i * 2.5)$dtype == torch_float())
+    expect_error(i %% 0L, "remainder: integer division by zero", class = "rcuda_value_error")
+    expect_equal(as.array((torch_ones(0, 3, device = dev) * 2)$cpu()), array(0, c(0, 3)))
+  }
+})

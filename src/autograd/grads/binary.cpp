@@ -69,8 +69,8 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
       if (need_b) gb = ops::mul(g, -alpha);
       break;
     case BinaryOp::Mul:
-      if (b_is_number) {
-        ga = ops::mul(g, number);
+      if (a_is_number || b_is_number) {
+        (a_is_number ? gb : ga) = ops::mul(g, number);
       } else {
         if (need_a) ga = ops::mul(g, b.unpack(*this));
         if (need_b) gb = ops::mul(g, a.unpack(*this));
@@ -79,6 +79,9 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
     case BinaryOp::Div:
       if (b_is_number) {
         ga = ops::div(g, number);
+      } else if (a_is_number) {
+        // number / b: -number / b^2 = -out / b.
+        gb = ops::neg(ops::div(ops::mul(g, out.unpack(*this)), b.unpack(*this)));
       } else {
         const Tensor bv = b.unpack(*this);
         if (need_a) ga = ops::div(g, bv);
@@ -89,8 +92,10 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
       // a - floor(a / b) * b: 1 for a; -floor(a / b) for b.
       ga = g;
       if (need_b) {
-        const Tensor av = a.unpack(*this), bv = b.unpack(*this);
-        gb = ops::neg(ops::mul(g, ops::floor(ops::div(av, bv))));
+        const Tensor bv = b.unpack(*this);
+        const Tensor quotient =
+            a_is_number ? ops::binary_op("div", number, bv) : ops::div(a.unpack(*this), bv);
+        gb = ops::neg(ops::mul(g, ops::floor(quotient)));
       }
       break;
     case BinaryOp::Pow:

@@ -196,6 +196,19 @@ void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const T
   dispatch_all(a.dtype(), [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b); });
 }
 
+// The loops read a broadcast 0-dim operand as cheaply as a number, and a CPU allocation costs
+// no launch: the number becomes one.
+void CpuBackend::binary_number(BinaryOp op, const Tensor& out, const Tensor& a,
+                               const Scalar& number, bool number_first) {
+  Tensor value = Tensor::empty({}, a.dtype(), a.device());
+  fill(value, number);
+  value = value.expand(a.shape());
+  if (number_first)
+    binary(op, out, value, a);
+  else
+    binary(op, out, a, value);
+}
+
 void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   dispatch_all(out.dtype(), [&](auto tag) {
     using T = decltype(tag);

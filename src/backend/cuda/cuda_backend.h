@@ -21,6 +21,8 @@ class CudaBackend final : public Backend {
   void linspace(const Tensor& out, double start, double end) override;
   void unary(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArgs& args) override;
   void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) override;
+  void binary_number(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& number,
+                     bool number_first) override;
   void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
 
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in, double p) override;

@@ -109,9 +109,9 @@ void launch_index_map(const Tensor& out, F f) {
   if (n == 0) return;
   const int device = out.device().index;
   DeviceGuard guard(device);
-  index_map_kernel<<<blocks_for(n, device), kThreadsPerBlock, 0, current_stream(device)>>>(
-      out.data<T>(), n, f);
-  RCUDA_CUDA_CHECK_LAUNCH();
+  static const KernelLauncher launcher(&index_map_kernel<T, F>);
+  launcher.launch(blocks_for(n, device), kThreadsPerBlock, 0, current_stream(device), out.data<T>(),
+                  n, f);
 }
 
 // Each primitive's kernels are defined in a function template per dtype: nvcc does not allow
@@ -145,6 +145,24 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
   } else {
     launch_map<T, T, 2>(out, {a, b}, [op] __device__(T x, T y) {
       return convert<T>(binary_arith<C>(op, convert<C>(x), convert<C>(y)));
+    });
+  }
+}
+
+// binary_typed with the other operand a number of the same dtype, passed by value.
+template <typename T>
+void binary_number_typed(BinaryOp op, const Tensor& out, const Tensor& a, T number,
+                         bool number_first) {
+  using C = ComputeType<T>;
+  if (is_comparison_or_logical(op)) {
+    launch_map<bool, T, 1>(out, {a}, [op, number, number_first] __device__(T x) {
+      const C u = convert<C>(x), v = convert<C>(number);
+      return number_first ? binary_compare<C>(op, v, u) : binary_compare<C>(op, u, v);
+    });
+  } else {
+    launch_map<T, T, 1>(out, {a}, [op, number, number_first] __device__(T x) {
+      const C u = convert<C>(x), v = convert<C>(number);
+      return convert<T>(number_first ? binary_arith<C>(op, v, u) : binary_arith<C>(op, u, v));
     });
   }
 }
@@ -214,6 +232,14 @@ void CudaBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in, const U
 
 void CudaBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   dispatch_all(a.dtype(), [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b); });
+}
+
+void CudaBackend::binary_number(BinaryOp op, const Tensor& out, const Tensor& a,
+                                const Scalar& number, bool number_first) {
+  dispatch_all(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    binary_number_typed<T>(op, out, a, scalar_as<T>(number), number_first);
+  });
 }
 
 void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {

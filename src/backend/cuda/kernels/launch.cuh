@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 
+#include "backend/cuda/kernel_launch.h"
 #include "backend/cuda/runtime.h"
 #include "backend/strided_loop.h"
 #include "rcuda/core/error.h"
@@ -186,13 +187,14 @@ void launch_strided(const std::array<Tensor, N>& operands, Apply apply) {
   const StridedArgs<N> args = strided_args<N>(operands);
   const int blocks = blocks_for(n, device);
   cudaStream_t stream = current_stream(device);
+  // Through the driver (Note [Launching through the driver] in backend/cuda/kernel_launch.h).
   if (n < (int64_t{1} << 31)) {
-    strided_kernel<N, uint32_t>
-        <<<blocks, kThreadsPerBlock, 0, stream>>>(args, static_cast<uint32_t>(n), apply);
+    static const KernelLauncher launcher(&strided_kernel<N, uint32_t, Apply>);
+    launcher.launch(blocks, kThreadsPerBlock, 0, stream, args, static_cast<uint32_t>(n), apply);
   } else {
-    strided_kernel<N, int64_t><<<blocks, kThreadsPerBlock, 0, stream>>>(args, n, apply);
+    static const KernelLauncher launcher(&strided_kernel<N, int64_t, Apply>);
+    launcher.launch(blocks, kThreadsPerBlock, 0, stream, args, n, apply);
   }
-  RCUDA_CUDA_CHECK_LAUNCH();
 }
 
 // out = f(inputs...) with all inputs of dtype In and the output of dtype Out.
@@ -225,14 +227,15 @@ void launch_map(const Tensor& out, const std::array<Tensor, NIn>& inputs, F f) {
     // 16-byte accesses for the wider of the two types.
     constexpr int V = 16 / (sizeof(Out) > sizeof(In) ? sizeof(Out) : sizeof(In));
     cudaStream_t stream = current_stream(device);
+    Out* o = static_cast<Out*>(out.data_ptr());
     if (vectorisable) {
-      dense_kernel<V, Out, In, NIn><<<blocks_for(n / V + 1, device), kThreadsPerBlock, 0, stream>>>(
-          static_cast<Out*>(out.data_ptr()), in, scalar_mask, n, f);
+      static const KernelLauncher launcher(&dense_kernel<V, Out, In, NIn, F>);
+      launcher.launch(blocks_for(n / V + 1, device), kThreadsPerBlock, 0, stream, o, in,
+                      scalar_mask, n, f);
     } else {
-      dense_kernel<1, Out, In, NIn><<<blocks_for(n, device), kThreadsPerBlock, 0, stream>>>(
-          static_cast<Out*>(out.data_ptr()), in, scalar_mask, n, f);
+      static const KernelLauncher launcher(&dense_kernel<1, Out, In, NIn, F>);
+      launcher.launch(blocks_for(n, device), kThreadsPerBlock, 0, stream, o, in, scalar_mask, n, f);
     }
-    RCUDA_CUDA_CHECK_LAUNCH();
     return;
   }
   std::array<Tensor, NIn + 1> operands;

@@ -426,16 +426,18 @@ void run_reduction(const Layout& l, const Tensor& in, const Op& op) {
                               in.device());
     partials = static_cast<Acc*>(workspace.data_ptr());
   }
-  if (row_mode)
-    reduce_rows_kernel<T, Op><<<grid, block, 0, stream>>>(l, data, op, partials);
-  else
-    reduce_columns_kernel<T, Op><<<grid, block, shared, stream>>>(l, data, op, partials);
-  RCUDA_CUDA_CHECK_LAUNCH();
+  // Through the driver (Note [Launching through the driver] in backend/cuda/kernel_launch.h).
+  if (row_mode) {
+    static const KernelLauncher launcher(&reduce_rows_kernel<T, Op>);
+    launcher.launch(grid, block, 0, stream, l, data, op, partials);
+  } else {
+    static const KernelLauncher launcher(&reduce_columns_kernel<T, Op>);
+    launcher.launch(grid, block, shared, stream, l, data, op, partials);
+  }
   if (splits > 1) {
-    combine_partials_kernel<Op>
-        <<<static_cast<unsigned>(ceil_div(outputs, 8)), dim3(32, 8), 0, stream>>>(
-            l, op, partials, static_cast<int>(splits));
-    RCUDA_CUDA_CHECK_LAUNCH();
+    static const KernelLauncher launcher(&combine_partials_kernel<Op>);
+    launcher.launch(static_cast<unsigned>(ceil_div(outputs, 8)), dim3(32, 8), 0, stream, l, op,
+                    partials, static_cast<int>(splits));
   }
   // The workspace goes back to the stream-ordered pool after the kernels that use it.
 }
