@@ -522,3 +522,26 @@ test_that("the window functions match their closed forms, periodic and symmetric
   expect_error(torch_blackman_window(4, dtype = torch_long()), class = "value_error", regexp = "dtype must be a floating dtype")
   expect_error(torch_kaiser_window(4, beta = -1), class = "value_error", regexp = "torch_kaiser_window: beta must be")
 })
+
+test_that("head() and tail() take rows as base R's, as copies, on every device", {
+  v <- sample(20L)
+  m <- matrix(rnorm(24), 8, 3)
+  for (dev in test_devices()) {
+    tv <- torch_tensor(v, device = dev)
+    tm <- torch_tensor(m, dtype = torch_double(), device = dev)
+    for (n in c(6L, 3L, 0L, 25L, -2L, -30L)) {
+      expect_identical(as.array(head(tv, n)$cpu()), head(v, n), info = paste(dev, n))
+      expect_identical(as.array(tail(tv, n)$cpu()), tail(v, n), info = paste(dev, n))
+      expect_equal(as.array(head(tm, n)$cpu()), unname(head(m, n)), info = paste(dev, n))
+      expect_equal(as.array(tail(tm, n)$cpu()), unname(tail(m, n)), info = paste(dev, n))
+    }
+    expect_identical(as.array(head(tv)$cpu()), head(v))
+    h <- head(tm, 2)
+    h$zero_()  # a copy: the tensor keeps its values
+    expect_equal(as.array(tm$cpu()), m)
+    expect_true(head(tm)$device == tm$device)
+  }
+  expect_error(head(torch_tensor(1)$squeeze()), "head\\(\\): a 0-dim tensor has no rows",
+               class = "rcuda_value_error")
+  expect_error(tail(torch_ones(3), 1.5), "tail: n must be a whole number", class = "rcuda_value_error")
+})
