@@ -1,18 +1,21 @@
 // Kernel launches through the driver's cuLaunchKernel, for the launches that every small op
-// pays (the elementwise engine, kernels/launch.cuh).
+// pays (the elementwise engine of kernels/launch.cuh, fills, reductions).
 //
 // Note [Launching through the driver]
 // A small op's host time is one kernel launch and little else (bench_op_overhead). On the
-// H200's host the runtime's launch (<<<>>> or cudaLaunchKernel) costs 3.3-4.9 us, and the
-// driver's cuLaunchKernel, given the kernel's handle, 0.3-0.7 us less (bench_launch_floor, the
-// same call): the difference is the runtime finding the function for a host stub and checking
-// its per-thread state at every launch. So the hot launches look their kernel's handle up once
-// (cudaGetKernel: a context-independent CUkernel, which the driver launches on the context of
-// the stream it is given; rcuda's streams are never the legacy default stream) and call the
-// driver. Its entry point comes through the runtime (cudaGetDriverEntryPointByVersion), so
-// rcuda links no libcuda, which a machine without a GPU lacks. Where there is no entry point,
-// or the driver refuses a launch, the launch goes through cudaLaunchKernel instead, which then
-// reports any error in the runtime's terms (RCUDA_CUDA_CHECK) as every other launch does.
+// H200's host the runtime's launch (<<<>>> or cudaLaunchKernel) of an empty kernel cost
+// 3.3-4.9 us, and the driver's cuLaunchKernel, given the kernel's handle, 0.3-0.7 us less
+// (bench_launch_floor, the same run; 0.3 us on an H100's host): what the runtime adds is its
+// own bookkeeping, such as finding the function behind a host stub at each launch. So the hot
+// launches look their kernel's handle up once (cudaGetKernel: a context-independent CUkernel,
+// which the driver launches on the context of the stream it is given; rcuda's streams are never
+// the legacy default stream) and call the driver: per op, 0.1-0.2 us less than the runtime's
+// launch in the same call (H100). The entry point comes through the runtime
+// (cudaGetDriverEntryPointByVersion), so rcuda links no libcuda, which a machine without a GPU
+// lacks. Where there is no entry point, or the driver refuses a launch, the launch goes through
+// cudaLaunchKernel instead, which then reports any error in the runtime's terms
+// (RCUDA_CUDA_CHECK) as every other launch does. RCUDA_RUNTIME_LAUNCH=1 sends every launch
+// there, to compare the two.
 #pragma once
 
 #include <cuda.h>
