@@ -38,6 +38,35 @@ nnf_adaptive_max_pool2d <- function(input, output_size, return_indices = FALSE) 
   .Call(rc_nn_adaptive_pool, "max", input, output_size, return_indices)
 }
 
+# Adaptive pooling over the last dim of (C, L) or (N, C, L) input, as torch's: the input seen as
+# planes of one row, (N, C, 1, L), through the 2-d pooling with output (1, output_size), as
+# PyTorch's own adaptive_avg_pool1d does. The 2-d indices of a one-row plane are the positions
+# along L (1-based).
+adaptive_pool1d <- function(kind, input, output_size, return_indices, fn) {
+  if (!is_torch_tensor(input)) value_error(fn, ": input must be a tensor, got ", describe(input))
+  if (!input$dim() %in% c(2L, 3L)) {
+    shape_error(fn, ": expected 2-d (C, L) or 3-d (N, C, L) input, got shape [",
+                paste(input$shape, collapse = ", "), "]")
+  }
+  ok <- is.numeric(output_size) && length(output_size) == 1 && !is.na(output_size) &&
+    output_size >= 1 && output_size == trunc(output_size)
+  if (!ok) value_error(fn, ": output_size must be one whole number >= 1, got ", deparse(output_size, nlines = 1)[1])
+  planes <- input$unsqueeze(-2)
+  out <- .Call(rc_nn_adaptive_pool, kind, planes, c(1L, as.integer(output_size)), return_indices)
+  if (isTRUE(return_indices)) return(list(out[[1]]$squeeze(-2), out[[2]]$squeeze(-2)))
+  out$squeeze(-2)
+}
+
+#' @export
+nnf_adaptive_avg_pool1d <- function(input, output_size) {
+  adaptive_pool1d("avg", input, output_size, FALSE, "nnf_adaptive_avg_pool1d")
+}
+
+#' @export
+nnf_adaptive_max_pool1d <- function(input, output_size, return_indices = FALSE) {
+  adaptive_pool1d("max", input, output_size, return_indices, "nnf_adaptive_max_pool1d")
+}
+
 #' @export
 nnf_batch_norm <- function(input, running_mean, running_var, weight = NULL, bias = NULL,
                            training = FALSE, momentum = 0.1, eps = 1e-5) {
@@ -104,6 +133,23 @@ nn_max_pool2d <- pool_module("nn_max_pool2d", 2L, TRUE)
 nn_avg_pool1d <- pool_module("nn_avg_pool1d", 1L, FALSE)
 #' @export
 nn_avg_pool2d <- pool_module("nn_avg_pool2d", 2L, FALSE)
+
+#' @export
+nn_adaptive_avg_pool1d <- nn_module(
+  "nn_adaptive_avg_pool1d",
+  initialize = function(output_size) self$output_size <- output_size,
+  forward = function(input) nnf_adaptive_avg_pool1d(input, self$output_size)
+)
+
+#' @export
+nn_adaptive_max_pool1d <- nn_module(
+  "nn_adaptive_max_pool1d",
+  initialize = function(output_size, return_indices = FALSE) {
+    self$output_size <- output_size
+    self$return_indices <- return_indices
+  },
+  forward = function(input) nnf_adaptive_max_pool1d(input, self$output_size, self$return_indices)
+)
 
 #' @export
 nn_adaptive_avg_pool2d <- nn_module(

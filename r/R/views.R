@@ -189,6 +189,21 @@ print.rcuda_memory_format <- function(x, ...) {
   invisible(x)
 }
 
+# Two memory formats are equal when they name the same order; a memory format beside anything
+# else is an error, as for dtypes (`==.rcuda_dtype`), not FALSE.
+#' @export
+`==.rcuda_memory_format` <- function(e1, e2) {
+  is_format <- function(x) inherits(x, "rcuda_memory_format")
+  if (!is_format(e1) || !is_format(e2)) {
+    value_error("==: one of the objects is not a memory format (",
+                class(if (is_format(e1)) e2 else e1)[1], "); comparison is not possible")
+  }
+  identical(.subset2(e1, "name"), .subset2(e2, "name"))
+}
+
+#' @export
+`!=.rcuda_memory_format` <- function(e1, e2) !(e1 == e2)
+
 memory_format_name <- function(format, fn) {
   if (!inherits(format, "rcuda_memory_format") || identical(format$name, "preserve")) {
     value_error(fn, ": memory_format must be torch_contiguous_format() or ",

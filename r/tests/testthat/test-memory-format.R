@@ -58,3 +58,12 @@ test_that("a module moves to CUDA and channels-last in one $to()", {
   expect_true(model$weight$is_cuda)
   expect_true(model$weight$is_contiguous(memory_format = torch_channels_last_format()))
 })
+
+test_that("memory formats compare with == and !=, and with nothing else", {
+  expect_true(torch_contiguous_format() == torch_contiguous_format())
+  expect_false(torch_preserve_format() == torch_contiguous_format())
+  expect_true(torch_channels_last_format() != torch_contiguous_format())
+  expect_false(torch_channels_last_format() != torch_channels_last_format())
+  expect_error(torch_contiguous_format() == "contiguous", "not a memory format \\(character\\)",
+               class = "rcuda_value_error")
+})

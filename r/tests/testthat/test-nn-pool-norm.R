@@ -84,3 +84,51 @@ test_that("CUDA pooling and batch norm agree with the CPU's", {
   expect_equal(gpu, cpu, tolerance = 1e-4)
   expect_equal(as_array(bn2$running_mean), as_array(bn$running_mean), tolerance = 1e-5)
 })
+
+# Window i of L positions pooled to `out`: positions floor((i-1) L / out) + 1 .. ceiling(i L / out).
+adaptive_windows_1d <- function(L, out) {
+  lapply(seq_len(out), function(i) (floor((i - 1) * L / out) + 1):ceiling(i * L / out))
+}
+
+test_that("adaptive 1-d pools match base R windows, with gradients and indices, on every device", {
+  for (dev in test_devices()) {
+    for (case in list(c(L = 10, out = 3), c(L = 7, out = 7), c(L = 5, out = 8), c(L = 9, out = 1))) {
+      L <- case[["L"]]
+      out <- case[["out"]]
+      x <- array(rnorm(2 * 3 * L), c(2, 3, L))
+      windows <- adaptive_windows_1d(L, out)
+      avg_ref <- array(0, c(2, 3, out))
+      max_ref <- array(0, c(2, 3, out))
+      idx_ref <- array(0L, c(2, 3, out))
+      for (n in 1:2) for (c in 1:3) for (i in seq_len(out)) {
+        w <- windows[[i]]
+        avg_ref[n, c, i] <- mean(x[n, c, w])
+        max_ref[n, c, i] <- max(x[n, c, w])
+        idx_ref[n, c, i] <- w[which.max(x[n, c, w])]
+      }
+      info <- paste(dev, "L", L, "out", out)
+      t <- torch_tensor(x, dtype = torch_double(), device = dev, requires_grad = TRUE)
+      a <- nnf_adaptive_avg_pool1d(t, out)
+      expect_equal(as.array(a$cpu()), avg_ref, tolerance = 1e-12, info = info)
+      a$sum()$backward()
+      # Each position gets 1 / |window| from every window holding it.
+      grad_ref <- array(0, c(2, 3, L))
+      for (w in windows) grad_ref[, , w] <- grad_ref[, , w] + 1 / length(w)
+      expect_equal(as.array(t$grad$cpu()), grad_ref, tolerance = 1e-12, info = info)
+      m <- nnf_adaptive_max_pool1d(t, out, return_indices = TRUE)
+      expect_equal(as.array(m[[1]]$cpu()), max_ref, tolerance = 0, info = info)
+      expect_equal(as.array(m[[2]]$cpu()), idx_ref, info = info)
+      expect_equal(as.array(nn_adaptive_max_pool1d(out)(t)$cpu()), max_ref, tolerance = 0)
+      expect_equal(as.array(nn_adaptive_avg_pool1d(out)(t[1, , ])$cpu()), array(avg_ref[1, , ], c(3, out)),
+                   tolerance = 1e-12, info = info)  # unbatched (C, L)
+    }
+  }
+  x <- torch_randn(2, 3, 4)
+  expect_error(nnf_adaptive_avg_pool1d(torch_randn(2, 3, 4, 5), 2),
+               "nnf_adaptive_avg_pool1d: expected 2-d \\(C, L\\) or 3-d \\(N, C, L\\) input, got shape \\[2, 3, 4, 5\\]",
+               class = "rcuda_shape_error")
+  expect_error(nnf_adaptive_max_pool1d(x, 0), "output_size must be one whole number >= 1, got 0",
+               class = "rcuda_value_error")
+  expect_error(nnf_adaptive_max_pool1d(x, c(2, 3)), "output_size must be one whole number",
+               class = "rcuda_value_error")
+})
