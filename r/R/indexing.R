@@ -14,7 +14,10 @@
 #   the dims no other argument indexes; NULL or `newaxis` inserts a dim of size 1;
 # - a long tensor indexes like a vector (a 0-d one like a number; a k-d one puts its shape in
 #   place of the dim); a bool tensor selects the elements where it is TRUE over as many dims
-#   as it has, and must match their sizes.
+#   as it has, and must match their sizes;
+# - an R matrix or array (two dims or more) indexes as the tensor made from it, as torch for R's
+#   does: numbers as a long tensor (x[rbind(c(1, 1), c(1, 2))] has shape [2, 2, ...]), logicals
+#   as a bool mask (x[as.array(x > 0)] is x[x > 0]).
 # Assignment takes the same indices and writes in place; the value broadcasts to the shape the
 # same index would read.
 
@@ -97,6 +100,21 @@ eval_index <- function(expr, mask) {
   new_slice(eval(lhs, mask), eval(expr[[3]], mask), 1, "index a:b")
 }
 
+# An R matrix or array as an index tensor on x's device (whole numbers as long, logicals as
+# bool); any other value as it is.
+array_index <- function(value, x) {
+  if (length(dim(value)) < 2 || !is.null(attr(value, "class"))) return(value)
+  if (is.logical(value)) {
+    if (anyNA(value)) index_error("a logical index array holds NA")
+    return(torch_tensor(value, dtype = torch_bool(), device = x$device))
+  }
+  if (!is.numeric(value)) return(value)
+  if (anyNA(value) || any(value != trunc(value))) {
+    index_error("an index matrix or array must hold whole numbers (1-based positions)")
+  }
+  torch_tensor(value, dtype = torch_long())
+}
+
 # How many dims of x an index value consumes.
 index_width <- function(value) {
   if (is.null(value) || inherits(value, "rcuda_index_fill")) return(0L)
@@ -126,7 +144,7 @@ index_entries <- function(x, args, env) {
     } else if (any(all.names(args[[i]]) == "N")) {
       uses_n[i] <- TRUE
     } else {
-      values[i] <- list(eval_index(args[[i]], mask))
+      values[i] <- list(array_index(eval_index(args[[i]], mask), x))
     }
     if (inherits(values[[i]], "rcuda_index_fill")) {
       if (fill_at > 0) index_error("only one `..` is allowed in an index")
@@ -148,7 +166,7 @@ index_entries <- function(x, args, env) {
     }
     if (uses_n[i]) {
       assign("N", shape[dim], envir = mask)
-      values[i] <- list(eval_index(args[[i]], mask))
+      values[i] <- list(array_index(eval_index(args[[i]], mask), x))
       if (index_width(values[[i]]) != 1) index_error("an index that uses N must index one dim (dim ", dim, ")")
     }
     dims <- dim + seq_len(widths[i]) - 1L

@@ -466,3 +466,29 @@ test_that("a:b of numbers or variables reads the same slice as the general path"
   t2[1, 1] <- 100
   expect_equal(t[2, 1]$item(), 100)                  # it is a view of t
 })
+
+test_that("an R matrix or array indexes as the tensor made from it, on every device", {
+  for (dev in test_devices()) {
+    v <- matrix(rnorm(20), 4, 5)
+    x <- torch_tensor(v, dtype = torch_double(), device = dev)
+    y <- rbind(c(1, 3), c(4, -1))
+    # Numbers: a long index with the matrix's shape in place of dim 1 (torch for R's #1181).
+    got <- x[y]
+    expect_equal(got$shape, c(2, 2, 5))
+    expect_equal(as.array(got$cpu()), array(v[c(1, 4, 3, 4), ], c(2, 2, 5)))
+    expect_equal(as.array(x[, y]$cpu()), array(v[, c(1, 4, 3, 5)], c(4, 2, 2)))
+    # Logicals: a mask over as many dims as the array has.
+    m <- v > 0
+    expect_equal(as.array(x[m]$cpu()), t(v)[t(m)])  # in row-major order, as torch's
+    expect_equal(as.array(x[m]$cpu()), as.array(x[x > 0]$cpu()))
+    # Assignment takes the same indices.
+    z <- x$clone()
+    z[m] <- 0
+    expect_equal(as.array(z$cpu()), ifelse(m, 0, v))
+    z[y] <- 7
+    expect_true(all(as.array(z$cpu())[c(1, 3, 4), ] == 7))
+    expect_error(x[matrix(c(1.5, 2, 1, 1), 2)], "must hold whole numbers", class = "rcuda_index_error")
+    expect_error(x[matrix(c(TRUE, NA, TRUE, TRUE), 2)], "holds NA", class = "rcuda_index_error")
+    expect_error(x[matrix(TRUE, 2, 2)], "bool index of shape \\[2, 2\\] does not match", class = "rcuda_index_error")
+  }
+})
