@@ -103,7 +103,7 @@ eval_index <- function(expr, mask) {
 # An R matrix or array as an index tensor on x's device (whole numbers as long, logicals as
 # bool); any other value as it is.
 array_index <- function(value, x) {
-  if (length(dim(value)) < 2 || !is.null(attr(value, "class"))) return(value)
+  if (!is.null(attr(value, "class")) || length(dim(value)) < 2) return(value)  # tensors, slices first
   if (is.logical(value)) {
     if (anyNA(value)) index_error("a logical index array holds NA")
     return(torch_tensor(value, dtype = torch_bool(), device = x$device))
