@@ -102,6 +102,37 @@ m$masked_fill_ <- function(self, mask, value) {
   inplace("masked_fill_", self, function(x, mask, value) .Call(rc_masked_fill, x, mask, value), mask, value)
 }
 
+# Note [In-place views]
+# $t_(), $transpose_(), $swapdims_(), $swapaxes_(), $squeeze_() and $unsqueeze_() change a
+# tensor's shape and strides in place, as torch for R's: the R object, and so every variable
+# holding it, then refers to the view of the same storage (rc_rebind); other views of the
+# storage keep their shapes. Where autograd records (a non-leaf), the view records as the
+# out-of-place method does, so gradients reach the tensor's history through it. A leaf that
+# requires grad (a parameter) is refused in either grad mode: optimizers and modules hold that
+# leaf itself, and a new one in its place would silently stop its training (torch changes the
+# leaf's own metadata; rcuda's leaves cannot change shape).
+inplace_view <- function(fn, self, view) {
+  if (!is_torch_tensor(self)) value_error(fn, ": self must be a tensor, got ", describe(self))
+  if (.Call(rc_requires_grad, self) && .Call(rc_is_leaf, self)) {
+    value_error(fn, ": a leaf that requires grad cannot change its shape in place; use the ",
+                "out-of-place $", sub("_$", "", fn), "()")
+  }
+  .Call(rc_rebind, self, view(self))
+}
+
+m$t_ <- function(self) inplace_view("t_", self, torch_t)
+m$transpose_ <- function(self, dim0, dim1) {
+  inplace_view("transpose_", self, function(x) torch_transpose(x, dim0, dim1))
+}
+m$swapdims_ <- function(self, dim0, dim1) {
+  inplace_view("swapdims_", self, function(x) torch_transpose(x, dim0, dim1))
+}
+m$swapaxes_ <- function(self, axis0, axis1) {
+  inplace_view("swapaxes_", self, function(x) torch_transpose(x, axis0, axis1))
+}
+m$squeeze_ <- function(self, dim = NULL) inplace_view("squeeze_", self, function(x) torch_squeeze(x, dim))
+m$unsqueeze_ <- function(self, dim) inplace_view("unsqueeze_", self, function(x) torch_unsqueeze(x, dim))
+
 # ---- layout -------------------------------------------------------------------------------
 
 # Strides in elements, one per dim, or the one of dim (1-based; negative from the end).

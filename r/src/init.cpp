@@ -78,6 +78,7 @@ SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value);
 SEXP rc_scatter(SEXP op, SEXP x, SEXP dim, SEXP index, SEXP src, SEXP alpha);
 SEXP rc_one_hot(SEXP x, SEXP num_classes);
 SEXP rc_assign(SEXP dst, SEXP src);
+SEXP rc_rebind(SEXP x, SEXP view);
 SEXP rc_optim_new(SEXP who, SEXP param_lists, SEXP option_lists);
 SEXP rc_optim_step(SEXP ptr);
 SEXP rc_optim_zero_grad(SEXP ptr, SEXP set_to_none);
@@ -264,6 +265,7 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_scatter", (DL_FUNC)&rc_scatter, 6},
     {"rc_one_hot", (DL_FUNC)&rc_one_hot, 2},
     {"rc_assign", (DL_FUNC)&rc_assign, 2},
+    {"rc_rebind", (DL_FUNC)&rc_rebind, 2},
     {"rc_optim_new", (DL_FUNC)&rc_optim_new, 3},
     {"rc_optim_step", (DL_FUNC)&rc_optim_step, 1},
     {"rc_optim_zero_grad", (DL_FUNC)&rc_optim_zero_grad, 2},

@@ -217,6 +217,18 @@ extern "C" SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value) {
   RCUDA_END
 }
 
+// Note [In-place views] in R/tensor-inplace.R: x's handle now holds `view`, a view of x's own
+// storage, so every R variable holding x sees the new shape. Returns x.
+extern "C" SEXP rc_rebind(SEXP x, SEXP view) {
+  RCUDA_BEGIN
+  const Tensor& v = unwrap(view);
+  RCUDA_CHECK(v.storage() == unwrap(x).storage(), InternalError,
+              "rebind: the view does not share the tensor's storage");
+  *static_cast<Tensor*>(R_ExternalPtrAddr(x)) = v;
+  return x;
+  RCUDA_END
+}
+
 // In place: dst <- src (a tensor, broadcast) or a number. Returns dst.
 extern "C" SEXP rc_assign(SEXP dst, SEXP src) {
   RCUDA_BEGIN

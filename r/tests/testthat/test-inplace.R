@@ -348,3 +348,44 @@ test_that("CUDA: in-place methods on views, dtypes, errors and gradients", {
   expect_identical(torch_zeros(3, 5, device = "cuda")$t()$stride(), c(1, 5))
   expect_identical(torch_zeros(3, 5, device = "cuda")[2:3, ]$storage_offset(), 5L)
 })
+
+test_that("in-place views change the tensor itself, share its storage and carry gradients", {
+  for (dev in test_devices()) {
+    v <- matrix(rnorm(6), 2, 3)
+    x <- torch_tensor(v, dtype = torch_double(), device = dev)
+    same <- x                # the same R object
+    flat <- x$view(6)        # a view made before: keeps its shape
+    expect_identical(x$t_(), x)
+    expect_equal(x$shape, c(3, 2))
+    expect_equal(same$shape, c(3, 2))
+    expect_equal(as.array(x$cpu()), t(v))
+    expect_equal(flat$shape, 6)
+    x[1, 2] <- 100           # x[1, 2] is the original's [2, 1]: the storage is shared
+    expect_equal(as.array(flat$cpu())[4], 100)
+    y <- torch_zeros(2, 1, 3, device = dev)
+    y$squeeze_(2)
+    expect_equal(y$shape, c(2, 3))
+    y$unsqueeze_(1)
+    expect_equal(y$shape, c(1, 2, 3))
+    y$squeeze_()
+    expect_equal(y$shape, c(2, 3))
+    z <- torch_tensor(array(1:24, c(2, 3, 4)), device = dev)
+    z$transpose_(1, 3)
+    expect_equal(as.array(z$cpu()), aperm(array(1:24, c(2, 3, 4)), c(3, 2, 1)))
+    z$swapdims_(1, 3)$swapaxes_(2, 3)
+    expect_equal(z$shape, c(2, 4, 3))
+    # A non-leaf: the view records, and the gradient reaches the leaf behind it.
+    a <- torch_tensor(v, dtype = torch_double(), device = dev, requires_grad = TRUE)
+    w <- matrix(rnorm(6), 3, 2)
+    b <- a * 2
+    b$t_()
+    (b * torch_tensor(w, dtype = torch_double(), device = dev))$sum()$backward()
+    expect_equal(as.array(a$grad$cpu()), 2 * t(w))
+    # A leaf that requires grad keeps its shape, in either grad mode.
+    expect_error(a$t_(), "t_: a leaf that requires grad cannot change its shape in place",
+                 class = "rcuda_value_error")
+    expect_error(with_no_grad(a$unsqueeze_(1)), "unsqueeze_: a leaf", class = "rcuda_value_error")
+    expect_equal(a$shape, c(2, 3))
+    expect_error(torch_ones(2, 3, device = dev)$transpose_(1, 4), class = "rcuda_error")
+  }
+})
