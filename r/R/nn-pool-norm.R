@@ -48,9 +48,8 @@ adaptive_pool1d <- function(kind, input, output_size, return_indices, fn) {
     shape_error(fn, ": expected 2-d (C, L) or 3-d (N, C, L) input, got shape [",
                 paste(input$shape, collapse = ", "), "]")
   }
-  ok <- is.numeric(output_size) && length(output_size) == 1 && !is.na(output_size) &&
-    output_size >= 1 && output_size == trunc(output_size)
-  if (!ok) value_error(fn, ": output_size must be one whole number >= 1, got ", deparse(output_size, nlines = 1)[1])
+  convenience_number(output_size, fn, "output_size", function(v) v >= 1 && v == trunc(v),
+                     "one whole number >= 1")
   planes <- input$unsqueeze(-2)
   out <- .Call(rc_nn_adaptive_pool, kind, planes, c(1L, as.integer(output_size)), return_indices)
   if (isTRUE(return_indices)) return(list(out[[1]]$squeeze(-2), out[[2]]$squeeze(-2)))

@@ -532,9 +532,7 @@ head_tail_rows <- function(x, n, fn, from_end) {
   n <- convenience_number(n, fn, "n", function(v) v == trunc(v), "a whole number")
   rows <- x$size(1)
   keep <- if (n >= 0) min(n, rows) else max(rows + n, 0)
-  start <- if (from_end) rows - keep + 1 else 1
-  if (keep == 0) return(torch_narrow(x, 1, 1, 0)$clone())
-  torch_narrow(x, 1, start, keep)$clone()
+  torch_narrow(x, 1, if (from_end && keep > 0) rows - keep + 1 else 1, keep)$clone()
 }
 
 #' @export

@@ -112,7 +112,6 @@ m$masked_fill_ <- function(self, mask, value) {
 # leaf itself, and a new one in its place would silently stop its training (torch changes the
 # leaf's own metadata; rcuda's leaves cannot change shape).
 inplace_view <- function(fn, self, view) {
-  if (!is_torch_tensor(self)) value_error(fn, ": self must be a tensor, got ", describe(self))
   if (.Call(rc_requires_grad, self) && .Call(rc_is_leaf, self)) {
     value_error(fn, ": a leaf that requires grad cannot change its shape in place; use the ",
                 "out-of-place $", sub("_$", "", fn), "()")

@@ -177,6 +177,10 @@ Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
 // tensor operand does.
 Tensor binary_with_number(BinaryOp op, const char* name, const Tensor& t, const Scalar& number,
                           bool number_first) {
+  if (op == BinaryOp::Sub)  // on either side, as torch and as binary() of two tensors
+    RCUDA_CHECK(t.dtype() != DType::Bool && number.kind() != Scalar::Kind::Bool, DTypeError,
+                "sub: subtraction with a bool tensor is not supported (use logical_xor or "
+                "convert with to())");
   const DType promoted = ops::result_type({t}, {number});
   const DType compute = is_complex(promoted) ? promoted : compute_dtype(op, name, promoted);
   if (compute != promoted || is_complex(promoted)) {
@@ -201,10 +205,6 @@ Tensor binary_with_number(BinaryOp op, const char* name, const Tensor& t, const 
 }
 
 Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) {
-  if (op == BinaryOp::Sub)
-    RCUDA_CHECK(a.dtype() != DType::Bool && b.kind() != Scalar::Kind::Bool, DTypeError,
-                "sub: subtraction with a bool tensor is not supported (use logical_xor or "
-                "convert with to())");
   return binary_with_number(op, name, a, b, /*number_first=*/false);
 }
 

@@ -845,6 +845,8 @@ TEST(ElementwiseErrors, Messages) {
   EXPECT_THROW(sub(tensor_of({1}, {1}, DType::Bool), tensor_of({1}, {1}, DType::Int32)),
                DTypeError);
   EXPECT_THROW(sub(tensor_of({1}, {1}, DType::Bool), 1), DTypeError);
+  EXPECT_THROW(binary_op("sub", Scalar(1.0), tensor_of({1}, {1}, DType::Bool)), DTypeError);
+  EXPECT_THROW(binary_op("sub", Scalar(true), tensor_of({1}, {1}, DType::Int32)), DTypeError);
   EXPECT_THROW(pow(tensor_of({2}, {1}, DType::Int64), -2), ValueError);
   EXPECT_THROW(gelu(tensor_of({1}, {1}, DType::Float32), "fast"), ValueError);
   const Tensor a = random_input({2, 3}, DType::Float32, -1, 1),

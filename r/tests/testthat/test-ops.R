@@ -259,6 +259,9 @@ test_that("a number on either side: every operator and its gradient on every dev
     expect_identical(as.array((i * 2L)$cpu()), c(10L, -14L, 18L))
     expect_true((i * 2.5)$dtype == torch_float())
     expect_error(i %% 0L, "remainder: integer division by zero", class = "rcuda_value_error")
+    m <- torch_tensor(c(TRUE, FALSE), device = dev)
+    expect_error(1 - m, "sub: subtraction with a bool tensor", class = "rcuda_dtype_error")
+    expect_error(m - 1L, "sub: subtraction with a bool tensor", class = "rcuda_dtype_error")
     expect_equal(as.array((torch_ones(0, 3, device = dev) * 2)$cpu()), array(0, c(0, 3)))
   }
 })

@@ -6,7 +6,7 @@
 // H200's host the runtime's launch (<<<>>> or cudaLaunchKernel) of an empty kernel cost
 // 3.3-4.9 us, and the driver's cuLaunchKernel, given the kernel's handle, 0.3-0.7 us less
 // (bench_launch_floor, the same run; 0.3 us on an H100's host): what the runtime adds is its
-// own bookkeeping, such as finding the function behind a host stub at each launch. So the hot
+// own bookkeeping, such as looking up the device function for the launched address. So the hot
 // launches look their kernel's handle up once (cudaGetKernel: a context-independent CUkernel,
 // which the driver launches on the context of the stream it is given; rcuda's streams are never
 // the legacy default stream) and call the driver: per op, 0.1-0.2 us less than the runtime's
