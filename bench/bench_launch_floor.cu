@@ -118,6 +118,14 @@ int main() {
         CHECK_DRIVER(cuLaunchKernel(reinterpret_cast<CUfunction>(empty_function), 1, 1, 1, 1, 1, 1,
                                     0, driver_stream, nullptr, nullptr));
       }));
+  // The same with the context-independent CUkernel (cudaGetKernel), which the driver resolves to
+  // the context's function at each launch.
+  cudaKernel_t empty_handle = nullptr;
+  CHECK(cudaGetKernel(&empty_handle, reinterpret_cast<const void*>(empty_kernel)));
+  log("launch_empty_cuLaunchKernel_cukernel_us", burst_us(stream, [&] {
+        CHECK_DRIVER(cuLaunchKernel(reinterpret_cast<CUfunction>(empty_handle), 1, 1, 1, 1, 1, 1, 0,
+                                    driver_stream, nullptr, nullptr));
+      }));
   int one = 1;
   void* add_arguments[] = {&a, &b, &out, &one};
   log("launch_add_cuLaunchKernel_us", burst_us(stream, [&] {

@@ -3,7 +3,7 @@
 // to the public op with autograd recording. Prints `name: value` lines in microseconds per op.
 // RCUDA_RUNTIME_LAUNCH=1 launches through the runtime instead of the driver (Note [Launching
 // through the driver] in src/backend/cuda/kernel_launch.h), to compare the two in one call.
-//   bench_op_overhead [--reps N]
+//   bench_op_overhead [--reps N] [--only ROW]     (--only: that row alone, e.g. under a profiler)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,11 +21,14 @@ namespace {
 using namespace rcuda;
 
 int reps = 20000;
+std::string only;  // --only: the one row to time, with or without its "_us"
 
 void log(const std::string& name, double value) {
   std::printf("%s: %.3f\n", name.c_str(), value);
   std::fflush(stdout);
 }
+
+using Timer = double (*)(const Device&, const std::function<void()>&);
 
 // Host microseconds per call over `reps` calls, after a warm-up; on CUDA the final
 // synchronisation is inside the timed region, so queued work is paid for too.
@@ -65,48 +68,60 @@ double enqueue_us(const Device& device, const std::function<void()>& f) {
   return bursts[bursts.size() / 2];
 }
 
+// Times f with `timer` and prints the row, unless --only names another row.
+void row(const std::string& name, Timer timer, const Device& device,
+         const std::function<void()>& f) {
+  if (!only.empty() && only != name && only + "_us" != name) return;
+  log(name, timer(device, f));
+}
+
 void run(const Device& device, const std::string& tag) {
   const TensorOptions f32(DType::Float32, device);
   const Tensor a = ones({1}, f32), b = ones({1}, f32), out = empty({1}, f32);
   Tensor w = ones({1}, f32);
   w.requires_grad_();
   Backend& backend = backend_for(device);
-  log("empty_" + tag + "_us",
-      per_call_us(device, [&] { Tensor::empty({1}, DType::Float32, device); }));
-  log("fill_preallocated_" + tag + "_us", per_call_us(device, [&] { ops::fill_(out, 1.0); }));
-  log("backend_binary_preallocated_" + tag + "_us",
-      per_call_us(device, [&] { backend.binary(BinaryOp::Add, out, a, b); }));
-  log("ops_add_" + tag + "_us", per_call_us(device, [&] { ops::add(a, b); }));
-  log("add_" + tag + "_us", per_call_us(device, [&] { add(a, b); }));
-  log("add_recording_" + tag + "_us", per_call_us(device, [&] { add(a, w); }));
-  log("mul_recording_" + tag + "_us", per_call_us(device, [&] { mul(a, w); }));
-  log("mul_number_" + tag + "_us", per_call_us(device, [&] { mul(a, 2.0); }));
-  log("mul_number_recording_" + tag + "_us", per_call_us(device, [&] { mul(w, 2.0); }));
-  log("number_minus_tensor_recording_" + tag + "_us",
-      per_call_us(device, [&] { binary_op("sub", Scalar(1.0), w); }));
-  log("sum_recording_" + tag + "_us", per_call_us(device, [&] { sum(w); }));
-  log("relu_recording_" + tag + "_us", per_call_us(device, [&] { relu(w); }));
-  log("matmul_recording_" + tag + "_us", per_call_us(device, [&] {
-        matmul(a.view({1, 1}), w.view({1, 1}));
-      }));
+  row("empty_" + tag + "_us", per_call_us, device,
+      [&] { Tensor::empty({1}, DType::Float32, device); });
+  row("fill_preallocated_" + tag + "_us", per_call_us, device, [&] { ops::fill_(out, 1.0); });
+  row("backend_binary_preallocated_" + tag + "_us", per_call_us, device,
+      [&] { backend.binary(BinaryOp::Add, out, a, b); });
+  row("ops_add_" + tag + "_us", per_call_us, device, [&] { ops::add(a, b); });
+  row("add_" + tag + "_us", per_call_us, device, [&] { add(a, b); });
+  row("add_recording_" + tag + "_us", per_call_us, device, [&] { add(a, w); });
+  row("mul_recording_" + tag + "_us", per_call_us, device, [&] { mul(a, w); });
+  row("mul_number_" + tag + "_us", per_call_us, device, [&] { mul(a, 2.0); });
+  row("mul_number_recording_" + tag + "_us", per_call_us, device, [&] { mul(w, 2.0); });
+  row("number_minus_tensor_recording_" + tag + "_us", per_call_us, device,
+      [&] { binary_op("sub", Scalar(1.0), w); });
+  row("sum_recording_" + tag + "_us", per_call_us, device, [&] { sum(w); });
+  row("relu_recording_" + tag + "_us", per_call_us, device, [&] { relu(w); });
+  row("matmul_recording_" + tag + "_us", per_call_us, device, [&] {
+    matmul(a.view({1, 1}), w.view({1, 1}));
+  });
   if (device.is_cuda()) {
-    log("host_only_fill_preallocated_" + tag + "_us",
-        enqueue_us(device, [&] { ops::fill_(out, 1.0); }));
-    log("host_only_ops_add_" + tag + "_us", enqueue_us(device, [&] { ops::add(a, b); }));
-    log("host_only_add_recording_" + tag + "_us", enqueue_us(device, [&] { add(a, w); }));
-    log("host_only_mul_number_" + tag + "_us", enqueue_us(device, [&] { mul(a, 2.0); }));
-    log("host_only_mul_number_recording_" + tag + "_us", enqueue_us(device, [&] { mul(w, 2.0); }));
+    row("host_only_fill_preallocated_" + tag + "_us", enqueue_us, device,
+        [&] { ops::fill_(out, 1.0); });
+    row("host_only_ops_add_" + tag + "_us", enqueue_us, device, [&] { ops::add(a, b); });
+    row("host_only_add_recording_" + tag + "_us", enqueue_us, device, [&] { add(a, w); });
+    row("host_only_mul_number_" + tag + "_us", enqueue_us, device, [&] { mul(a, 2.0); });
+    row("host_only_mul_number_recording_" + tag + "_us", enqueue_us, device, [&] { mul(w, 2.0); });
+    row("host_only_relu_recording_" + tag + "_us", enqueue_us, device, [&] { relu(w); });
+    row("host_only_sum_recording_" + tag + "_us", enqueue_us, device, [&] { sum(w); });
   }
   // Forward and backward of a two-op graph: recording, the engine, the accumulation.
-  log("mul_sum_backward_" + tag + "_us",
-      per_call_us(device, [&] { autograd::backward(sum(mul(a, w))); }));
+  row("mul_sum_backward_" + tag + "_us", per_call_us, device,
+      [&] { autograd::backward(sum(mul(a, w))); });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--reps") == 0)
+      reps = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--only") == 0)
+      only = argv[i + 1];
   run(Device(DeviceType::CPU), "cpu");
   if (cuda::device_count() > 0) run(Device(DeviceType::CUDA, 0), "cuda");
   return 0;

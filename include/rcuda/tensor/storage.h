@@ -14,7 +14,10 @@ namespace rcuda {
 class Storage {
  public:
   Storage(size_t nbytes, Allocator& allocator)
-      : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {}
+      : data_(allocator.allocate(nbytes)),
+        nbytes_(nbytes),
+        allocator_(&allocator),
+        device_(allocator.device()) {}
   // Wraps memory owned elsewhere (e.g. an R vector); `release` frees it, may be empty.
   Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> keep_alive)
       : data_(data), nbytes_(nbytes), device_(device), keep_alive_(std::move(keep_alive)) {}
@@ -26,7 +29,8 @@ class Storage {
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
-  Device device() const { return allocator_ != nullptr ? allocator_->device() : device_; }
+  // Kept here rather than asked of the allocator: every op reads it several times.
+  Device device() const { return device_; }
 
   // Note [Version counter]: every in-place write to these bytes (copy_, fill_, add_, an
   // optimizer step, ...) bumps the version. Autograd records the version of each tensor it

@@ -24,13 +24,13 @@ DriverLaunch driver_launch() {
   return launch;
 }
 
-cudaKernel_t kernel_handle(const void* kernel) {
-  cudaKernel_t handle = nullptr;
-  if (cudaGetKernel(&handle, kernel) != cudaSuccess) {
-    cudaGetLastError();
+cudaFunction_t kernel_function(const void* kernel) {
+  cudaFunction_t function = nullptr;
+  if (cudaGetFuncBySymbol(&function, kernel) != cudaSuccess) {
+    cudaGetLastError();  // nothing sticky: the runtime's launch reports what is wrong
     return nullptr;
   }
-  return handle;
+  return function;
 }
 
 }  // namespace rcuda::cuda

@@ -4,16 +4,17 @@
 // Note [Launching through the driver]
 // A small op's host time is one kernel launch and little else (bench_op_overhead). On the
 // H200's host the runtime's launch (<<<>>> or cudaLaunchKernel) of an empty kernel cost
-// 3.3-4.9 us, and the driver's cuLaunchKernel, given the kernel's handle, 0.3-0.7 us less
+// 3.3-4.9 us, and the driver's cuLaunchKernel, given the kernel's function, 0.3-0.7 us less
 // (bench_launch_floor, the same run; 0.3 us on an H100's host): what the runtime adds is its
 // own bookkeeping, such as looking up the device function for the launched address. So the hot
-// launches look their kernel's handle up once (cudaGetKernel: a context-independent CUkernel,
-// which the driver launches on the context of the stream it is given; rcuda's streams are never
-// the legacy default stream) and call the driver: per op, 0.1-0.2 us less than the runtime's
-// launch in the same call (H100). The entry point comes through the runtime
+// launches call the driver with the kernel's CUfunction in the launching device's context,
+// looked up once per device (cudaGetFuncBySymbol, with that device current: every launch site
+// runs under a DeviceGuard). A context-independent CUkernel (cudaGetKernel) would need no
+// device, but the driver then finds the context's function at every launch: that kept only
+// 0.1-0.2 us of the floor's difference per op (H100). The entry point comes through the runtime
 // (cudaGetDriverEntryPointByVersion), so rcuda links no libcuda, which a machine without a GPU
-// lacks. Where there is no entry point, or the driver refuses a launch, the launch goes through
-// cudaLaunchKernel instead, which then reports any error in the runtime's terms
+// lacks. Where there is no entry point or function, or the driver refuses a launch, the launch
+// goes through cudaLaunchKernel instead, which then reports any error in the runtime's terms
 // (RCUDA_CUDA_CHECK) as every other launch does. RCUDA_RUNTIME_LAUNCH=1 sends every launch
 // there, to compare the two.
 #pragma once
@@ -21,6 +22,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <tuple>
 #include <utility>
 
@@ -33,31 +35,30 @@ using DriverLaunch = CUresult(CUDAAPI*)(CUfunction, unsigned, unsigned, unsigned
 
 // cuLaunchKernel, or null where the driver does not give it (then launches use the runtime).
 DriverLaunch driver_launch();
-// The kernel's context-independent handle, or null where the runtime has none for it.
-cudaKernel_t kernel_handle(const void* kernel);
+// The kernel's function in the current device's context, or null where the runtime has none.
+cudaFunction_t kernel_function(const void* kernel);
 
-// One __global__ function's launcher: its handle, looked up when the launcher is made (make it a
-// function-local static at the launch site). launch() takes what <<<>>> takes: the grid, the
-// block, the dynamic shared memory's bytes, the stream, then the kernel's arguments, converted to
-// its parameter types.
+// One __global__ function's launcher (make it a function-local static at the launch site).
+// launch() takes the device, which must be current (the caller's DeviceGuard), then what <<<>>>
+// takes: the grid, the block, the dynamic shared memory's bytes, the stream, then the kernel's
+// arguments, converted to its parameter types.
 template <typename... Params>
 class KernelLauncher {
  public:
-  explicit KernelLauncher(void (*kernel)(Params...))
-      : kernel_(kernel),
-        handle_(kernel_handle(reinterpret_cast<const void*>(kernel))),
-        driver_(handle_ != nullptr ? driver_launch() : nullptr) {}
+  explicit KernelLauncher(void (*kernel)(Params...)) : kernel_(kernel), driver_(driver_launch()) {}
 
   template <typename... Args>
-  void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream, Args&&... args) const {
+  void launch(int device, dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
+              Args&&... args) const {
     std::tuple<Params...> values(std::forward<Args>(args)...);
     std::apply(
         [&](auto&... value) {
           void* arguments[] = {static_cast<void*>(&value)..., nullptr};
-          if (driver_ != nullptr &&
-              driver_(reinterpret_cast<CUfunction>(handle_), grid.x, grid.y, grid.z, block.x,
-                      block.y, block.z, static_cast<unsigned>(shared),
-                      reinterpret_cast<CUstream>(stream), arguments, nullptr) == CUDA_SUCCESS)
+          const CUfunction f = driver_ != nullptr ? function(device) : nullptr;
+          if (f != nullptr &&
+              driver_(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                      static_cast<unsigned>(shared), reinterpret_cast<CUstream>(stream), arguments,
+                      nullptr) == CUDA_SUCCESS)
             return;
           RCUDA_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block,
                                             arguments, shared, stream));
@@ -66,9 +67,20 @@ class KernelLauncher {
   }
 
  private:
+  // The kernel's function on `device`, looked up at its first launch there. Two threads may
+  // both look it up; they store the same function.
+  CUfunction function(int device) const {
+    CUfunction f = functions_[device].load(std::memory_order_acquire);
+    if (f == nullptr) {
+      f = reinterpret_cast<CUfunction>(kernel_function(reinterpret_cast<const void*>(kernel_)));
+      functions_[device].store(f, std::memory_order_release);
+    }
+    return f;
+  }
+
   void (*kernel_)(Params...);
-  cudaKernel_t handle_;
   DriverLaunch driver_;
+  mutable std::atomic<CUfunction> functions_[kMaxDevices] = {};
 };
 
 }  // namespace rcuda::cuda

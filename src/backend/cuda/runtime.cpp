@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -20,14 +21,6 @@ SharedStreams& shared_streams() {
 }
 
 thread_local cudaStream_t thread_streams[kMaxDevices] = {};
-
-int multiprocessors(int device) {
-  static int count[kMaxDevices] = {};
-  if (count[device] == 0)
-    RCUDA_CUDA_CHECK(
-        cudaDeviceGetAttribute(&count[device], cudaDevAttrMultiProcessorCount, device));
-  return count[device];
-}
 
 }  // namespace
 
@@ -58,15 +51,31 @@ cudaStream_t current_stream(int device) {
   return s.stream[device];
 }
 
+int multiprocessors(int device) {
+  // Asked once per device: the runtime's attribute query takes a lock and costs host time
+  // that every reduction, softmax and norm launch would pay again.
+  static std::atomic<int> count[kMaxDevices] = {};
+  int n = count[device].load(std::memory_order_relaxed);
+  if (n == 0) {
+    RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+    count[device].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
 void set_current_stream(int device, cudaStream_t stream) { thread_streams[device] = stream; }
 cudaStream_t thread_stream(int device) { return thread_streams[device]; }
 
 DeviceGuard::DeviceGuard(int device) {
+  // With one device visible it is always the current one (cudaSetDevice can name no other):
+  // the guard skips the two runtime calls that every launch would pay.
+  if (device == 0 && device_count() == 1) return;
   RCUDA_CUDA_CHECK(cudaGetDevice(&previous_));
   if (previous_ != device) RCUDA_CUDA_CHECK(cudaSetDevice(device));
 }
 
 DeviceGuard::~DeviceGuard() {
+  if (previous_ < 0) return;  // nothing was changed
   int now = -1;
   if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
 }

@@ -55,6 +55,9 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
+// The device's multiprocessor count, asked of the runtime once per device.
+int multiprocessors(int device);
+
 // Threads per block and the block count for a grid-stride loop over n elements: at most
 // `per_multiprocessor` blocks per SM (8 x 256 threads fill an SM when a thread needs <= 32
 // registers; compute-heavy kernels gain from a few more blocks to hide their tails).

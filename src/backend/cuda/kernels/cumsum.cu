@@ -172,7 +172,7 @@ void cumsum_typed(const Tensor& out, const Tensor& in, int64_t dim) {
   const int device = in.device().index;
   DeviceGuard guard(device);
   cudaStream_t stream = current_stream(device);
-  const int64_t sms = reduction::multiprocessor_count(device);
+  const int64_t sms = multiprocessors(device);
   const int64_t target_blocks = sms * 8;  // 256-thread blocks resident at once
   const T* x = in.data<T>();
   T* y = out.data<T>();

@@ -110,8 +110,8 @@ void launch_index_map(const Tensor& out, F f) {
   const int device = out.device().index;
   DeviceGuard guard(device);
   static const KernelLauncher launcher(&index_map_kernel<T, F>);
-  launcher.launch(blocks_for(n, device), kThreadsPerBlock, 0, current_stream(device), out.data<T>(),
-                  n, f);
+  launcher.launch(device, blocks_for(n, device), kThreadsPerBlock, 0, current_stream(device),
+                  out.data<T>(), n, f);
 }
 
 // Each primitive's kernels are defined in a function template per dtype: nvcc does not allow

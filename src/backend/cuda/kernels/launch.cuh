@@ -190,10 +190,11 @@ void launch_strided(const std::array<Tensor, N>& operands, Apply apply) {
   // Through the driver (Note [Launching through the driver] in backend/cuda/kernel_launch.h).
   if (n < (int64_t{1} << 31)) {
     static const KernelLauncher launcher(&strided_kernel<N, uint32_t, Apply>);
-    launcher.launch(blocks, kThreadsPerBlock, 0, stream, args, static_cast<uint32_t>(n), apply);
+    launcher.launch(device, blocks, kThreadsPerBlock, 0, stream, args, static_cast<uint32_t>(n),
+                    apply);
   } else {
     static const KernelLauncher launcher(&strided_kernel<N, int64_t, Apply>);
-    launcher.launch(blocks, kThreadsPerBlock, 0, stream, args, n, apply);
+    launcher.launch(device, blocks, kThreadsPerBlock, 0, stream, args, n, apply);
   }
 }
 
@@ -230,11 +231,12 @@ void launch_map(const Tensor& out, const std::array<Tensor, NIn>& inputs, F f) {
     Out* o = static_cast<Out*>(out.data_ptr());
     if (vectorisable) {
       static const KernelLauncher launcher(&dense_kernel<V, Out, In, NIn, F>);
-      launcher.launch(blocks_for(n / V + 1, device), kThreadsPerBlock, 0, stream, o, in,
+      launcher.launch(device, blocks_for(n / V + 1, device), kThreadsPerBlock, 0, stream, o, in,
                       scalar_mask, n, f);
     } else {
       static const KernelLauncher launcher(&dense_kernel<1, Out, In, NIn, F>);
-      launcher.launch(blocks_for(n, device), kThreadsPerBlock, 0, stream, o, in, scalar_mask, n, f);
+      launcher.launch(device, blocks_for(n, device), kThreadsPerBlock, 0, stream, o, in,
+                      scalar_mask, n, f);
     }
     return;
   }

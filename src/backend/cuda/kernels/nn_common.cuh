@@ -106,12 +106,6 @@ inline int floor_pow2(int64_t n) {
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-inline int multiprocessors(int device) {
-  int count = 0;
-  RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 // How rows of `length` elements map onto threads: a warp per row (4 rows per block) up to
 // 1024 elements, else a block of 128..1024 threads per row, each with about 8 loads.
 struct RowLaunch {

@@ -358,12 +358,6 @@ __global__ void combine_partials_kernel(Layout l, Op op, const typename Op::Acc*
   op.store(acc, k.out0, k.out1);
 }
 
-inline int multiprocessor_count(int device) {
-  int count = 0;
-  RCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline int floor_pow2(int64_t n) {
@@ -381,7 +375,7 @@ void run_reduction(const Layout& l, const Tensor& in, const Op& op) {
   const int device = in.device().index;
   DeviceGuard guard(device);
   cudaStream_t stream = current_stream(device);
-  const int64_t sms = multiprocessor_count(device);
+  const int64_t sms = multiprocessors(device);
   const T* data = in.data<T>();
   const bool row_mode = l.reduced_strides[l.reduced_ndim - 1] == 1 && n >= 32;
 
@@ -429,15 +423,15 @@ void run_reduction(const Layout& l, const Tensor& in, const Op& op) {
   // Through the driver (Note [Launching through the driver] in backend/cuda/kernel_launch.h).
   if (row_mode) {
     static const KernelLauncher launcher(&reduce_rows_kernel<T, Op>);
-    launcher.launch(grid, block, 0, stream, l, data, op, partials);
+    launcher.launch(device, grid, block, 0, stream, l, data, op, partials);
   } else {
     static const KernelLauncher launcher(&reduce_columns_kernel<T, Op>);
-    launcher.launch(grid, block, shared, stream, l, data, op, partials);
+    launcher.launch(device, grid, block, shared, stream, l, data, op, partials);
   }
   if (splits > 1) {
     static const KernelLauncher launcher(&combine_partials_kernel<Op>);
-    launcher.launch(static_cast<unsigned>(ceil_div(outputs, 8)), dim3(32, 8), 0, stream, l, op,
-                    partials, static_cast<int>(splits));
+    launcher.launch(device, static_cast<unsigned>(ceil_div(outputs, 8)), dim3(32, 8), 0, stream, l,
+                    op, partials, static_cast<int>(splits));
   }
   // The workspace goes back to the stream-ordered pool after the kernels that use it.
 }

@@ -237,7 +237,7 @@ void softmax_typed(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
     softmax_rows_kernel<T>
         <<<static_cast<unsigned>(blocks), block, 0, stream>>>(l, x, y, log, vectorised);
   } else {
-    const int64_t sms = reduction::multiprocessor_count(device);
+    const int64_t sms = multiprocessors(device);
     int bx = 256;
     while (bx > 32 && ceil_div(l.count, bx) < 2 * sms) bx /= 2;
     const int by = std::min(1024 / bx, floor_pow2(std::max<int64_t>(1, l.length / 16)));
