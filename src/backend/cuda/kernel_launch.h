@@ -10,8 +10,11 @@
 // launches call the driver with the kernel's CUfunction in the launching device's context,
 // looked up once per device (cudaGetFuncBySymbol, with that device current: every launch site
 // runs under a DeviceGuard). A context-independent CUkernel (cudaGetKernel) would need no
-// device, but the driver then finds the context's function at every launch: that kept only
-// 0.1-0.2 us of the floor's difference per op (H100). The entry point comes through the runtime
+// device, but the driver then finds the context's function at every launch: 0.07-0.16 us more
+// per launch of an empty kernel on an H100's host (bench_launch_floor, four runs). On that host
+// the runtime's launches cost a fill 0.6-0.8 us and a relu 0.3-0.5 us more per op than these
+// (bench_op_overhead with RCUDA_RUNTIME_LAUNCH=1, the same binary, four runs each; add's spread
+// between runs was wider than the difference). The entry point comes through the runtime
 // (cudaGetDriverEntryPointByVersion), so rcuda links no libcuda, which a machine without a GPU
 // lacks. Where there is no entry point or function, or the driver refuses a launch, the launch
 // goes through cudaLaunchKernel instead, which then reports any error in the runtime's terms
