@@ -31,7 +31,11 @@ void run_rows(const StridedLoop<N>& loop, int64_t begin, int64_t end, Row& row) 
   const int64_t inner = loop.sizes[nd - 1];
   std::array<int64_t, N> inner_strides;
   for (int k = 0; k < N; ++k) inner_strides[k] = loop.byte_strides[k][nd - 1];
-  std::vector<int64_t> index(nd);
+  // The running index on the stack up to kInlineDims dims (a heap allocation per op otherwise).
+  constexpr int kInlineDims = 16;
+  int64_t inline_index[kInlineDims];
+  std::vector<int64_t> heap_index(nd > kInlineDims ? nd : 0);
+  int64_t* index = nd > kInlineDims ? heap_index.data() : inline_index;
   int64_t rem = begin;
   for (int d = nd - 1; d >= 0; --d) {
     index[d] = rem % loop.sizes[d];
