@@ -486,6 +486,33 @@ TEST(ElementwiseBinary, ScalarOperands) {
   EXPECT_TRUE(all_close(to_doubles(eq(i, 2.0)), {1, 0, 0}, 0));
 }
 
+// A number on either side of every op, for every dtype, beside a transposed (non-contiguous)
+// tensor and a 0-dim one: the backends take the number by value (Note [Numbers as operands] in
+// src/ops/elementwise.cpp), the reference reads it as a 0-dim tensor of the tensor's dtype.
+TEST(ElementwiseBinary, NumberOnEitherSideEveryDtypeAndLayout) {
+  for (const BinaryCase& c : binary_cases()) {
+    for (DType dtype : all_dtypes()) {
+      if (dtype == DType::Bool && !c.accepts_bool) continue;
+      SCOPED_TRACE(std::string(c.name) + " " + dtype_name(dtype));
+      // Same category as the tensor, so the tensor's dtype decides; nonzero for the divisions.
+      const bool compare = c.result == Result::kBool;
+      const Scalar number = dtype == DType::Bool ? Scalar(true)
+                            : is_floating(dtype) ? Scalar(compare ? 0.5 : 2.5)
+                                                 : Scalar(int64_t{compare ? 1 : 3});
+      const Tensor n = tensor_of({number.to_double()}, {}, dtype);
+      const Tensor a = operand_a(c, {6, 5}, dtype).t(), b = operand_b(c, {6, 5}, dtype).t();
+      ASSERT_FALSE(a.is_contiguous());
+      EXPECT_TRUE(matches_binary(ops::binary_op(c.name, a, number), a, n, binary_compute(c, dtype),
+                                 binary_result(c, dtype), c.ref));
+      EXPECT_TRUE(matches_binary(ops::binary_op(c.name, number, b), n, b, binary_compute(c, dtype),
+                                 binary_result(c, dtype), c.ref));
+      const Tensor a0 = operand_a(c, {}, dtype);
+      EXPECT_TRUE(matches_binary(ops::binary_op(c.name, a0, number), a0, n,
+                                 binary_compute(c, dtype), binary_result(c, dtype), c.ref));
+    }
+  }
+}
+
 TEST(ElementwiseBinary, FloorDivideRoundsTowardMinusInfinity) {
   const std::vector<double> a = {-7, 7, -7, 7, 6, -6}, b = {3, 3, -3, -3, 3, -3};
   for (DType dtype : {DType::UInt8, DType::Int32, DType::Int64, DType::Float32, DType::Float64,

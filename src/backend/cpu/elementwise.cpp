@@ -1,7 +1,9 @@
 // Elementwise primitives: copy (with dtype conversion), fill, ranges, unary and binary math,
 // where. All run on loops.h's strided engine.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "backend/scalar_math.h"
@@ -15,6 +17,17 @@ namespace {
 
 using backend::float_remainder;
 using backend::integer_pow;
+
+// A number as a T, as fill() and a number operand convert it.
+template <typename T>
+T scalar_value(const Scalar& value) {
+  if constexpr (std::is_same_v<T, bool>)
+    return value.to_bool();
+  else if constexpr (std::is_integral_v<T>)
+    return value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
+  else
+    return convert<T>(value.to_double());
+}
 
 template <typename T>
 T integer_remainder(T a, T b) {
@@ -131,13 +144,7 @@ void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
 void CpuBackend::fill(const Tensor& out, const Scalar& value) {
   dispatch_with_float8(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    T v;
-    if constexpr (std::is_same_v<T, bool>)
-      v = value.to_bool();
-    else if constexpr (std::is_integral_v<T>)
-      v = value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
-    else
-      v = convert<T>(value.to_double());
+    const T v = scalar_value<T>(value);
     for_each_row<1>({out},
                     [v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
                       for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
@@ -196,13 +203,24 @@ void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const T
   dispatch_all(a.dtype(), [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b); });
 }
 
-// The loops read a broadcast 0-dim operand as cheaply as a number, and a CPU allocation costs
-// no launch: the number becomes one.
+// The loops read a broadcast operand (stride 0) as cheaply as a number, so the number becomes
+// one: a tensor of a's shape and zero strides over the number's bytes on this frame, which the
+// loops read before this returns. No allocation of its own, no fill.
 void CpuBackend::binary_number(BinaryOp op, const Tensor& out, const Tensor& a,
                                const Scalar& number, bool number_first) {
-  Tensor value = Tensor::empty({}, a.dtype(), a.device());
-  fill(value, number);
-  value = value.expand(a.shape());
+  alignas(16) unsigned char bytes[16];
+  dispatch_all(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    static_assert(sizeof(T) <= sizeof(bytes));
+    const T v = scalar_value<T>(number);
+    std::memcpy(bytes, &v, sizeof(T));
+  });
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(bytes, a.element_size(), a.device(), nullptr);
+  impl->shape = a.shape();
+  impl->strides.assign(a.shape().size(), 0);
+  impl->dtype = a.dtype();
+  const Tensor value(std::move(impl));
   if (number_first)
     binary(op, out, value, a);
   else
