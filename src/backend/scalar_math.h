@@ -1,6 +1,6 @@
 // Scalar arithmetic that the CPU and CUDA backends share, so both give the same answers:
 // integer powers (wrapping, with torch's rule for negative exponents) and Python-style
-// integer and floating remainders.
+// integer and floating remainders; a number converted to an element type.
 #pragma once
 
 #include <cmath>
@@ -8,8 +8,20 @@
 
 #include "backend/dispatch.h"
 #include "rcuda/core/macros.h"
+#include "rcuda/core/scalar.h"
 
 namespace rcuda::backend {
+
+// A number as a T, as fill() and a number operand convert it on either backend (host only).
+template <typename T>
+T scalar_as(const Scalar& value) {
+  if constexpr (std::is_same_v<T, bool>)
+    return value.to_bool();
+  else if constexpr (std::is_integral_v<T>)
+    return value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
+  else
+    return convert<T>(value.to_double());
+}
 
 // The exponent may be wider than T: a scalar exponent stays int64, since 200 is no int8.
 template <typename T, typename E = T>

@@ -17,17 +17,7 @@ namespace {
 
 using backend::float_remainder;
 using backend::integer_pow;
-
-// A number as a T, as fill() and a number operand convert it.
-template <typename T>
-T scalar_value(const Scalar& value) {
-  if constexpr (std::is_same_v<T, bool>)
-    return value.to_bool();
-  else if constexpr (std::is_integral_v<T>)
-    return value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
-  else
-    return convert<T>(value.to_double());
-}
+using backend::scalar_as;
 
 template <typename T>
 T integer_remainder(T a, T b) {
@@ -144,7 +134,7 @@ void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
 void CpuBackend::fill(const Tensor& out, const Scalar& value) {
   dispatch_with_float8(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T v = scalar_value<T>(value);
+    const T v = scalar_as<T>(value);
     for_each_row<1>({out},
                     [v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
                       for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
@@ -212,7 +202,7 @@ void CpuBackend::binary_number(BinaryOp op, const Tensor& out, const Tensor& a,
   dispatch_all(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     static_assert(sizeof(T) <= sizeof(bytes));
-    const T v = scalar_value<T>(number);
+    const T v = scalar_as<T>(number);
     std::memcpy(bytes, &v, sizeof(T));
   });
   auto impl = std::make_shared<TensorImpl>();

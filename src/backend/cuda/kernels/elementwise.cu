@@ -17,6 +17,7 @@ namespace {
 
 using backend::float_remainder;
 using backend::integer_pow;
+using backend::scalar_as;
 
 using backend::ComputeType;
 using backend::convert;
@@ -173,16 +174,6 @@ void where_typed(const Tensor& out, const Tensor& cond, const Tensor& a, const T
     const bool c = *reinterpret_cast<const bool*>(p[1]);
     *reinterpret_cast<T*>(p[0]) = *reinterpret_cast<const T*>(p[c ? 2 : 3]);
   });
-}
-
-template <typename T>
-T scalar_as(const Scalar& value) {
-  if constexpr (std::is_same_v<T, bool>)
-    return value.to_bool();
-  else if constexpr (std::is_integral_v<T>)
-    return value.is_floating() ? convert<T>(value.to_double()) : static_cast<T>(value.to_int());
-  else
-    return convert<T>(value.to_double());
 }
 
 template <typename T>
