@@ -244,8 +244,7 @@ std::pair<Tensor, int64_t> channel_partials(const R& r, const Sizes& z, bool cha
   const int64_t channel_blocks = channels_last ? nn::ceil_div(z.c, 32) : z.c;
   const int64_t min_rows = channels_last ? 4 * kRowsPerBlock : 4 * kThreads;
   // About 4 blocks per multiprocessor in all, each chunk at least min_rows rows.
-  int64_t chunks =
-      std::max<int64_t>(1, nn::ceil_div(4 * multiprocessors(device), channel_blocks));
+  int64_t chunks = std::max<int64_t>(1, nn::ceil_div(4 * multiprocessors(device), channel_blocks));
   chunks = std::min<int64_t>({chunks, nn::ceil_div(z.rows(), min_rows), 65535});
   chunks = std::max<int64_t>(chunks, 1);
   const int64_t rows_per_chunk = nn::ceil_div(z.rows(), chunks);

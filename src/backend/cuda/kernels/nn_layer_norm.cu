@@ -267,9 +267,9 @@ void layer_norm_backward_typed(const Tensor& grad_in, const Tensor& grad_weight,
   if (!grad_weight.defined() && !grad_bias.defined()) return;
   // Enough chunks of rows for about 4 blocks per SM, each chunk at least kRowThreads rows.
   const int64_t tiles = nn::ceil_div(cols, kColumnTile);
-  const int64_t chunks =
-      std::max<int64_t>(1, std::min(nn::ceil_div(4 * multiprocessors(device), tiles),
-                                    nn::ceil_div(rows, kRowThreads)));
+  const int64_t chunks = std::max<int64_t>(
+      1,
+      std::min(nn::ceil_div(4 * multiprocessors(device), tiles), nn::ceil_div(rows, kRowThreads)));
   const int64_t rows_per_chunk = nn::ceil_div(rows, chunks);
   RCUDA_CHECK(tiles <= 0x7fffffff && chunks <= 65535, ShapeError, "layer_norm_backward: ", cols,
               " columns are too many");
