@@ -252,8 +252,8 @@ Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   // floor_divide is piecewise constant: no gradient, as torch.
   if (std::strcmp(name, "floor_divide") == 0) return ops::floor_divide(a, b);
   const BinaryOp op = ops::binary_op_from_name(name);
-  if (is_comparison_or_logical(op)) return ops::binary_op(name, a, b);
-  return record_binary(op, a, b, 1, [&] { return ops::binary_op(name, a, b); });
+  if (is_comparison_or_logical(op)) return ops::binary_op(op, a, b);
+  return record_binary(op, a, b, 1, [&] { return ops::binary_op(op, a, b); });
 }
 
 // A tensor and a number: the ops whose formulas take a number record it as one, a power goes to
@@ -261,12 +261,13 @@ Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
 // both operands).
 Tensor binary_op_with_number(const char* name, const Tensor& t, const Scalar& number,
                              bool number_first) {
-  const auto forward = [&] {
-    return number_first ? ops::binary_op(name, number, t) : ops::binary_op(name, t, number);
-  };
   // floor_divide is piecewise constant (no gradient), bool results record nothing.
-  if (std::strcmp(name, "floor_divide") == 0) return forward();
+  if (std::strcmp(name, "floor_divide") == 0)
+    return number_first ? ops::binary_op(name, number, t) : ops::binary_op(name, t, number);
   const BinaryOp op = ops::binary_op_from_name(name);
+  const auto forward = [&] {
+    return number_first ? ops::binary_op(op, number, t) : ops::binary_op(op, t, number);
+  };
   if (is_comparison_or_logical(op)) return forward();
   if (op == BinaryOp::Pow && number_first) return pow(number, t);
   // torch's x ** 2: one unary kernel (bool ** number computes in float, as the tensor form).

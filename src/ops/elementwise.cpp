@@ -130,6 +130,13 @@ const BinaryInfo& binary_info(const char* name) {
   throw ValueError(std::string("binary_op: unknown op '") + name + "'");
 }
 
+// The op's name, for messages.
+const char* binary_name(BinaryOp op) {
+  for (const BinaryInfo& b : kBinary)
+    if (b.op == op) return b.name;
+  throw InternalError("binary_op: an op without a name in kBinary");
+}
+
 // The dtype the primitive computes in, given the promoted dtype of the operands.
 DType compute_dtype(BinaryOp op, const char* name, DType promoted) {
   if (op == BinaryOp::Div || op == BinaryOp::Atan2 ||
@@ -427,6 +434,15 @@ Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);  // composed, no kernel
   const BinaryInfo& info = binary_info(name);
   return binary(info.op, info.name, a, b);
+}
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
+  return binary(op, binary_name(op), a, b);
+}
+Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b) {
+  return binary(op, binary_name(op), a, b);
+}
+Tensor binary_op(BinaryOp op, const Scalar& a, const Tensor& b) {
+  return binary(op, binary_name(op), a, b);
 }
 Tensor binary_op(const char* name, const Tensor& a, const Scalar& b) {
   if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);

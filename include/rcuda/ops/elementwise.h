@@ -112,6 +112,10 @@ Tensor unary_op(const char* name, const Tensor& x);
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
 Tensor binary_op(const char* name, const Tensor& a, const Scalar& b);
 Tensor binary_op(const char* name, const Scalar& a, const Tensor& b);
+// The same for an op already looked up (binary_op_from_name), without a second lookup.
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b);
+Tensor binary_op(BinaryOp op, const Scalar& a, const Tensor& b);
 // The enum of a named op (the one table of names); ValueError for an unknown name.
 // "floor_divide" has no enum (it is composed): binary_op_from_name refuses it.
 UnaryOp unary_op_from_name(const char* name);
