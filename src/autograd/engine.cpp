@@ -42,11 +42,12 @@ bool expandable(const Shape& from, const Shape& to) {
 // dtype (Note [Broadcast gradients] in docs/autograd.md).
 Tensor fit_to_input(const Tensor& grad, const InputMeta& meta, const Node& node, size_t i) {
   Tensor g = grad;
-  if (g.shape() != meta.shape) {
-    RCUDA_CHECK(expandable(meta.shape, g.shape()), InternalError,
+  if (!meta.has_shape(g.shape())) {
+    const Shape shape = meta.shape();
+    RCUDA_CHECK(expandable(shape, g.shape()), InternalError,
                 "internal error in autograd: ", node.name(), " returned a gradient of shape ",
-                shape_str(g.shape()), " for input ", i, " of shape ", shape_str(meta.shape));
-    g = sum_to(g, meta.shape);
+                shape_str(g.shape()), " for input ", i, " of shape ", shape_str(shape));
+    g = sum_to(g, shape);
   }
   if (g.dtype() != meta.dtype) g = ops::to(g, meta.dtype);
   RCUDA_CHECK(g.device() == meta.device, InternalError, "internal error in autograd: ", node.name(),

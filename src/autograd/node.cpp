@@ -23,7 +23,7 @@ void Node::add_input(const Tensor& input) {
     return;
   }
   next_edges_.push_back(needs_grad(input) ? gradient_edge(input) : Edge{});
-  input_meta_.push_back(InputMeta{input.shape(), input.dtype(), input.device()});
+  input_meta_.push_back(InputMeta{DimVector(input.shape()), input.dtype(), input.device()});
 }
 
 SavedTensor::SavedTensor(const Tensor& t, Kind kind) {

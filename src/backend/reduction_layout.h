@@ -14,18 +14,17 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
-#include <vector>
-
+#include "rcuda/core/small_vector.h"
 #include "rcuda/tensor/tensor.h"
 
 namespace rcuda::backend {
 
 struct ReductionLayout {
-  std::vector<int64_t> kept_sizes;                       // outermost first
-  std::vector<int64_t> kept_in_strides;                  // in elements
-  std::array<std::vector<int64_t>, 2> kept_out_strides;  // values and (for arg_reduce) indices
-  std::vector<int64_t> reduced_sizes;                    // innermost last
-  std::vector<int64_t> reduced_strides;
+  DimVector kept_sizes;                       // outermost first
+  DimVector kept_in_strides;                  // in elements
+  std::array<DimVector, 2> kept_out_strides;  // values and (for arg_reduce) indices
+  DimVector reduced_sizes;                    // innermost last
+  DimVector reduced_strides;
   int64_t num_outputs = 1;
   int64_t reduced_numel = 1;
 };
@@ -35,7 +34,7 @@ struct ReductionLayout {
 inline ReductionLayout make_reduction_layout(const Tensor& in, const Tensor& out0,
                                              const Tensor& out1) {
   ReductionLayout layout;
-  std::vector<int64_t> reduced;
+  DimVector reduced;
   for (int64_t d = 0; d < in.dim(); ++d) {
     const int64_t size = in.shape()[d];
     if (size == 1) continue;  // contributes nothing to either space
@@ -81,8 +80,13 @@ inline ReductionLayout make_reduction_layout(const Tensor& in, const Tensor& out
     layout.reduced_sizes.push_back(1);
     layout.reduced_strides.push_back(0);
   }
-  layout.num_outputs = numel(layout.kept_sizes);
-  layout.reduced_numel = numel(layout.reduced_sizes);
+  const auto product = [](const DimVector& sizes) {
+    int64_t n = 1;
+    for (int64_t size : sizes) n *= size;
+    return n;
+  };
+  layout.num_outputs = product(layout.kept_sizes);
+  layout.reduced_numel = product(layout.reduced_sizes);
   return layout;
 }
 

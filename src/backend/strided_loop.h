@@ -8,16 +8,15 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
-#include <vector>
-
+#include "rcuda/core/small_vector.h"
 #include "rcuda/tensor/tensor.h"
 
 namespace rcuda::backend {
 
 template <int N>
 struct StridedLoop {
-  std::vector<int64_t> sizes;                        // innermost last
-  std::array<std::vector<int64_t>, N> byte_strides;  // per operand, per dim
+  DimVector sizes;                        // innermost last
+  std::array<DimVector, N> byte_strides;  // per operand, per dim
   std::array<char*, N> data;
   int64_t numel = 0;
 };
@@ -30,7 +29,7 @@ StridedLoop<N> make_loop(const std::array<Tensor, N>& operands) {
   loop.numel = out.numel();
   for (int k = 0; k < N; ++k) loop.data[k] = static_cast<char*>(operands[k].data_ptr());
 
-  std::vector<int64_t> order;
+  DimVector order;
   for (int64_t d = 0; d < ndim; ++d)
     if (out.shape()[d] != 1) order.push_back(d);
   // Walk the output in memory order, so that permuted outputs are written sequentially.

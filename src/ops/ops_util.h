@@ -12,6 +12,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <utility>
 
 #include "rcuda/backend/backend.h"
 #include "rcuda/core/error.h"
@@ -36,8 +37,8 @@ void check_not_float8(const char* op, const Tensor& t);
 void check_not_complex(const char* op, const Tensor& t);
 
 inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
-inline Tensor new_empty(const Shape& shape, DType dtype, Device device) {
-  return Tensor::empty(shape, dtype, device);
+inline Tensor new_empty(Shape shape, DType dtype, Device device) {
+  return Tensor::empty(std::move(shape), dtype, device);
 }
 // Note [Elementwise outputs keep channels-last]
 // An elementwise result (unary, binary, where, activations and their gradients, dropout) is

@@ -19,12 +19,15 @@ namespace {
 std::vector<bool> reduced_dims(const char* op, const Tensor& x, const Dims& dims) {
   const int64_t ndim = x.dim();
   std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
-  std::vector<bool> seen(static_cast<size_t>(ndim > 0 ? ndim : 1), false);
+  bool scalar_seen = false;  // a 0-dim tensor takes dim 0 (or -1), as torch, and has no flag
   for (int64_t dim : dims) {
     const int64_t d = wrap_dim(dim, ndim, op);
-    RCUDA_CHECK(!seen[d], ValueError, op, ": dim ", dim, " appears more than once in dims");
-    seen[d] = true;
-    if (ndim > 0) reduced[d] = true;
+    const bool repeated = ndim > 0 ? static_cast<bool>(reduced[d]) : scalar_seen;
+    RCUDA_CHECK(!repeated, ValueError, op, ": dim ", dim, " appears more than once in dims");
+    if (ndim > 0)
+      reduced[d] = true;
+    else
+      scalar_seen = true;
   }
   return reduced;
 }
@@ -47,6 +50,7 @@ int64_t reduced_numel(const Tensor& x, const std::vector<bool>& reduced) {
 Tensor apply_keepdim(const Tensor& out, const std::vector<bool>& reduced, bool keepdim) {
   if (keepdim) return out;
   Shape shape;
+  shape.reserve(reduced.size());
   for (size_t d = 0; d < reduced.size(); ++d)
     if (!reduced[d]) shape.push_back(out.shape()[d]);
   return out.view(shape);

@@ -9,7 +9,7 @@
 
 namespace rcuda {
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
   const int64_t n = checked_numel(shape, "empty");
   const int64_t max_elements = std::numeric_limits<int64_t>::max() / 8;
   RCUDA_CHECK(n <= max_elements, ShapeError, "empty: shape ", shape_str(shape),
@@ -17,8 +17,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(static_cast<size_t>(n) * rcuda::element_size(dtype),
                                             allocator_for(device));
-  impl->shape = shape;
   impl->strides = contiguous_strides(shape);
+  impl->shape = std::move(shape);
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }

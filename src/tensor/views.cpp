@@ -1,6 +1,7 @@
 // Views: new shape/strides/offset over the same storage. Bounds and shapes are checked here,
 // with messages that name the op and the values.
 #include <algorithm>
+#include <utility>
 
 #include "rcuda/core/error.h"
 #include "rcuda/tensor/autograd_meta.h"
@@ -11,14 +12,18 @@ namespace {
 
 // Every view below ends here, so that autograd sees each one (Note [Views record through a
 // hook] in autograd_meta.h).
+// A new tensor over base's storage. Built here rather than from base.alias(), which would copy
+// base's shape and strides only to overwrite them: two allocations of every view op.
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset,
                  const ViewSpec& spec) {
-  Tensor v = base.alias();
-  v.impl()->shape = std::move(shape);
-  v.impl()->strides = std::move(strides);
-  v.impl()->offset = offset;
-  v.impl()->is_view = true;
-  return record_view(base, std::move(v), spec);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl()->storage;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = base.dtype();
+  impl->is_view = true;
+  return record_view(base, Tensor(std::move(impl)), spec);
 }
 
 ViewSpec spec_of(ViewKind kind, int64_t dim0 = 0, int64_t dim1 = 0) {
@@ -107,12 +112,13 @@ Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t of
 }
 
 Tensor Tensor::view(const Shape& shape) const {
-  const Shape target = infer_size(shape, numel(), "view");
+  Shape target = infer_size(shape, numel(), "view");
   Strides strides;
   RCUDA_CHECK(compute_view_strides(impl_->shape, impl_->strides, target, &strides), ShapeError,
               "view: size ", shape_str(target), " is not compatible with the strides of a ",
               shape_str(impl_->shape), " tensor; use reshape (which copies) instead");
-  return make_view(*this, target, strides, impl_->offset, spec_of(ViewKind::View));
+  return make_view(*this, std::move(target), std::move(strides), impl_->offset,
+                   spec_of(ViewKind::View));
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
@@ -131,7 +137,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
   }
   ViewSpec spec = spec_of(ViewKind::Permute);
   spec.dims = dims;
-  return make_view(*this, shape, strides, impl_->offset, spec);
+  return make_view(*this, std::move(shape), std::move(strides), impl_->offset, spec);
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -141,7 +147,8 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   Strides strides = impl_->strides;
   std::swap(shape[a], shape[b]);
   std::swap(strides[a], strides[b]);
-  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::Transpose, a, b));
+  return make_view(*this, std::move(shape), std::move(strides), impl_->offset,
+                   spec_of(ViewKind::Transpose, a, b));
 }
 
 Tensor Tensor::t() const {
@@ -168,7 +175,8 @@ Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) con
   spec.start = start;
   spec.end = end;
   spec.step = step;
-  return make_view(*this, shape, strides, impl_->offset + start * impl_->strides[d], spec);
+  return make_view(*this, std::move(shape), std::move(strides),
+                   impl_->offset + start * impl_->strides[d], spec);
 }
 
 Tensor Tensor::select(int64_t dim_, int64_t index) const {
@@ -184,7 +192,8 @@ Tensor Tensor::select(int64_t dim_, int64_t index) const {
   strides.erase(strides.begin() + d);
   ViewSpec spec = spec_of(ViewKind::Select, d);
   spec.start = index;
-  return make_view(*this, shape, strides, impl_->offset + index * impl_->strides[d], spec);
+  return make_view(*this, std::move(shape), std::move(strides),
+                   impl_->offset + index * impl_->strides[d], spec);
 }
 
 Tensor Tensor::narrow(int64_t dim_, int64_t start, int64_t length) const {
@@ -218,7 +227,8 @@ Tensor Tensor::expand(const Shape& shape) const {
     out_shape[i] = want;
     out_strides[i] = (j >= 0 && have == want) ? impl_->strides[j] : 0;
   }
-  return make_view(*this, out_shape, out_strides, impl_->offset, spec_of(ViewKind::Expand));
+  return make_view(*this, std::move(out_shape), std::move(out_strides), impl_->offset,
+                   spec_of(ViewKind::Expand));
 }
 
 Tensor Tensor::squeeze() const {
@@ -229,7 +239,8 @@ Tensor Tensor::squeeze() const {
     shape.push_back(impl_->shape[i]);
     strides.push_back(impl_->strides[i]);
   }
-  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::View));
+  return make_view(*this, std::move(shape), std::move(strides), impl_->offset,
+                   spec_of(ViewKind::View));
 }
 
 Tensor Tensor::squeeze(int64_t dim_) const {
@@ -240,7 +251,8 @@ Tensor Tensor::squeeze(int64_t dim_) const {
   Strides strides = impl_->strides;
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::View));
+  return make_view(*this, std::move(shape), std::move(strides), impl_->offset,
+                   spec_of(ViewKind::View));
 }
 
 Tensor Tensor::unsqueeze(int64_t dim_) const {
@@ -250,7 +262,8 @@ Tensor Tensor::unsqueeze(int64_t dim_) const {
   const int64_t stride = d < dim() ? impl_->shape[d] * impl_->strides[d] : 1;
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
-  return make_view(*this, shape, strides, impl_->offset, spec_of(ViewKind::View));
+  return make_view(*this, std::move(shape), std::move(strides), impl_->offset,
+                   spec_of(ViewKind::View));
 }
 
 Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
@@ -276,7 +289,7 @@ Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   strides.push_back(impl_->strides[a] + impl_->strides[b]);
   ViewSpec spec = spec_of(ViewKind::Diagonal, a, b);
   spec.start = offset;
-  return make_view(*this, shape, strides, start, spec);
+  return make_view(*this, std::move(shape), std::move(strides), start, spec);
 }
 
 }  // namespace rcuda

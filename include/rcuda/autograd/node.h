@@ -2,11 +2,13 @@
 // docs/autograd.md for how ops record and how the engine runs nodes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "rcuda/core/small_vector.h"
 #include "rcuda/tensor/autograd_meta.h"
 #include "rcuda/tensor/tensor.h"
 
@@ -26,9 +28,15 @@ struct Edge {
 // Shape, dtype and device of a forward input: the engine sums a gradient back to the shape and
 // casts it to the dtype, so formulas may return gradients in the broadcast output's shape.
 struct InputMeta {
-  Shape shape;
+  // The input's shape, inside the node: one allocation less per input of every recorded op
+  // (Note [Small vectors] in rcuda/core/small_vector.h). shape() copies it out.
+  DimVector sizes;
   DType dtype = DType::Float32;
   Device device;
+  Shape shape() const { return Shape(sizes.begin(), sizes.end()); }
+  bool has_shape(const Shape& shape) const {
+    return shape.size() == sizes.size() && std::equal(shape.begin(), shape.end(), sizes.begin());
+  }
 };
 
 // A tensor kept for backward, with the storage version at save time: unpacking a tensor changed

@@ -12,7 +12,9 @@
 #if defined(__GNUC__)
 #define RCUDA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RCUDA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RCUDA_NOINLINE __attribute__((noinline))
 #else
 #define RCUDA_LIKELY(x) (x)
 #define RCUDA_UNLIKELY(x) (x)
+#define RCUDA_NOINLINE
 #endif

@@ -39,7 +39,7 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   // New uninitialised contiguous tensor; ShapeError for negative or overflowing sizes.
-  static Tensor empty(const Shape& shape, DType dtype, Device device = Device());
+  static Tensor empty(Shape shape, DType dtype, Device device = Device());
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl_->shape; }

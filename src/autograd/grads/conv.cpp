@@ -6,8 +6,8 @@ namespace rcuda::autograd {
 
 TensorList ConvBackward::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
-  const Shape& input_shape = input_meta()[0].shape;
-  const Shape& weight_shape = input_meta()[1].shape;
+  const Shape& input_shape = input_meta()[0].shape();
+  const Shape& weight_shape = input_meta()[1].shape();
   Tensor grad_input, grad_weight, grad_bias;
   switch (kind) {
     case ConvKind::Convolution:

@@ -94,11 +94,12 @@ const char* IndexBackward::name() const {
 
 TensorList IndexBackward::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
-  const Shape& x_shape = input_meta()[0].shape;
+  const Shape& x_shape = input_meta()[0].shape();
   const Tensor idx = index.unpack(*this);
   // src's gradient: what the index wrote, read back from the gradient.
   const auto src_grad = [&] {
-    return needs_input_grad(1) ? pad_to(ops::gather(g, dim, idx), input_meta()[1].shape) : Tensor();
+    return needs_input_grad(1) ? pad_to(ops::gather(g, dim, idx), input_meta()[1].shape())
+                               : Tensor();
   };
   switch (kind) {
     case IndexKind::IndexSelect:

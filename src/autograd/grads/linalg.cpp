@@ -12,8 +12,8 @@ namespace rcuda::autograd {
 TensorList MatmulBackward::apply(TensorList&& grads) {
   // Ranks and shapes from the recorded inputs: only the operand the other's gradient needs was
   // saved (an input that requires no grad leaves its partner unsaved).
-  const Shape& a_shape = input_meta()[0].shape;
-  const Shape& b_shape = input_meta()[1].shape;
+  const Shape& a_shape = input_meta()[0].shape();
+  const Shape& b_shape = input_meta()[1].shape();
   Tensor g = grads[0];
   if (b_shape.size() == 1) g = g.unsqueeze(-1);
   if (a_shape.size() == 1) g = g.unsqueeze(-2);

@@ -104,7 +104,7 @@ Tensor unsqueeze_reduced(const Tensor& grad, const Shape& input_shape,
 }
 
 TensorList SumBackward::apply(TensorList&& grads) {
-  const Shape& shape = input_meta()[0].shape;
+  const Shape& shape = input_meta()[0].shape();
   Tensor g = unsqueeze_reduced(grads[0], shape, dims, keepdim);
   if (mean) g = ops::div(g, static_cast<double>(reduced_count(shape, dims)));
   return {g.expand(shape)};
@@ -164,14 +164,14 @@ TensorList ArgReduceBackward::apply(TensorList&& grads) {
   const Tensor& grad = grads[0];
   if (!grad.defined()) return {Tensor()};
   const InputMeta& meta = input_meta()[0];
-  const int64_t n = static_cast<int64_t>(meta.shape.size());
+  const int64_t n = static_cast<int64_t>(meta.sizes.size());
   if (n == 0) return {grad};
   const int64_t d = wrap_dim(dim, n, is_max ? "max" : "min");
   const Tensor g = keepdim ? grad : grad.unsqueeze(d);
   const Tensor index = keepdim ? indices.unpack(*this) : indices.unpack(*this).unsqueeze(d);
   Shape along(static_cast<size_t>(n), 1);
-  along[d] = meta.shape[d];
-  const Tensor positions = ops::arange(0, meta.shape[d], 1, DType::Int64, meta.device).view(along);
+  along[d] = meta.sizes[d];
+  const Tensor positions = ops::arange(0, meta.sizes[d], 1, DType::Int64, meta.device).view(along);
   return {ops::where(ops::eq(positions, index), g, 0.0)};
 }
 

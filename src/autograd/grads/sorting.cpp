@@ -30,11 +30,11 @@ const char* IndexedBackward::name() const {
 TensorList IndexedBackward::apply(TensorList&& grads) {
   const Tensor& grad = grads[0];
   const InputMeta& meta = input_meta()[0];
-  if (meta.shape.empty()) return {grad.view({})};  // a 0-dim input is its own result
+  if (meta.sizes.empty()) return {grad.view({})};  // a 0-dim input is its own result
   const Tensor index = indices.unpack(*this);
   const Tensor g = keepdim ? grad : grad.unsqueeze(dim);
   const Tensor where = keepdim ? index : index.unsqueeze(dim);
-  const Tensor zeros = ops::zeros(meta.shape, TensorOptions(grad.dtype(), meta.device));
+  const Tensor zeros = ops::zeros(meta.shape(), TensorOptions(grad.dtype(), meta.device));
   return {ops::scatter_add(zeros, dim, where, g)};
 }
 

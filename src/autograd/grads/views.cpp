@@ -56,7 +56,7 @@ Tensor replay(const ViewSpec& s, const Tensor& t, const Shape& view_shape,
 
 TensorList ViewBackward::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
-  const Shape& base = input_meta()[0].shape;
+  const Shape& base = input_meta()[0].shape();
   switch (spec.kind) {
     case ViewKind::View:
       return {ops::reshape(g, base)};
@@ -87,7 +87,7 @@ TensorList ViewBackward::apply(TensorList&& grads) {
 }
 
 TensorList ReshapeBackward::apply(TensorList&& grads) {
-  return {ops::reshape(grads[0], input_meta()[0].shape)};
+  return {ops::reshape(grads[0], input_meta()[0].shape())};
 }
 
 TensorList ToBackward::apply(TensorList&& grads) {

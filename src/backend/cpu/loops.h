@@ -31,11 +31,7 @@ void run_rows(const StridedLoop<N>& loop, int64_t begin, int64_t end, Row& row) 
   const int64_t inner = loop.sizes[nd - 1];
   std::array<int64_t, N> inner_strides;
   for (int k = 0; k < N; ++k) inner_strides[k] = loop.byte_strides[k][nd - 1];
-  // The running index on the stack up to kInlineDims dims (a heap allocation per op otherwise).
-  constexpr int kInlineDims = 16;
-  int64_t inline_index[kInlineDims];
-  std::vector<int64_t> heap_index(nd > kInlineDims ? nd : 0);
-  int64_t* index = nd > kInlineDims ? heap_index.data() : inline_index;
+  DimVector index(static_cast<size_t>(nd));  // Note [Small vectors]
   int64_t rem = begin;
   for (int d = nd - 1; d >= 0; --d) {
     index[d] = rem % loop.sizes[d];

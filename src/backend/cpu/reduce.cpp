@@ -30,10 +30,10 @@ using ReduceLayout = backend::ReductionLayout;
 // Calls run(offset, first, count) for the innermost runs that cover [begin, end) of the
 // row-major space `sizes`; offset in elements, first the linear index where the run starts.
 template <typename Run>
-void for_each_run(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-                  int64_t begin, int64_t end, Run&& run) {
+void for_each_run(const DimVector& sizes, const DimVector& strides, int64_t begin, int64_t end,
+                  Run&& run) {
   const int nd = static_cast<int>(sizes.size());
-  std::vector<int64_t> index(nd);
+  DimVector index(static_cast<size_t>(nd));
   int64_t offset = 0, rem = begin;
   for (int d = nd - 1; d >= 0; --d) {
     index[d] = rem % sizes[d];
@@ -58,9 +58,9 @@ void for_each_run(const std::vector<int64_t>& sizes, const std::vector<int64_t>&
 template <typename F>
 void for_each_output(const ReduceLayout& layout, int64_t begin, int64_t end, F&& f) {
   const int nd = static_cast<int>(layout.kept_sizes.size());
-  const std::array<const std::vector<int64_t>*, 3> strides = {
+  const std::array<const DimVector*, 3> strides = {
       &layout.kept_in_strides, &layout.kept_out_strides[0], &layout.kept_out_strides[1]};
-  std::vector<int64_t> index(nd);
+  DimVector index(static_cast<size_t>(nd));
   std::array<int64_t, 3> offset = {0, 0, 0};
   int64_t rem = begin;
   for (int d = nd - 1; d >= 0; --d) {
