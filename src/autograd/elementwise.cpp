@@ -39,7 +39,7 @@ Tensor record_unary(UnaryOp op, const Tensor& x, const UnaryArgs& args, Forward 
     case ops::UnaryGradSaves::Nothing:
       break;
   }
-  set_history(out, node);
+  set_history(out, std::move(node));
   return out;
 }
 
@@ -61,7 +61,7 @@ Tensor record_binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha
     node->b = SavedTensor(b, SavedTensor::kInput);
   }
   if (op == BinaryOp::Div || op == BinaryOp::Pow) node->out = SavedTensor(out);
-  set_history(out, node);
+  set_history(out, std::move(node));
   return out;
 }
 
@@ -81,7 +81,7 @@ Tensor record_with_number(BinaryOp op, const Tensor& t, double number, bool numb
   if (number_first && (op == BinaryOp::Div || op == BinaryOp::Pow)) node->out = SavedTensor(out);
   if (number_first && (op == BinaryOp::Div || op == BinaryOp::Remainder))
     node->b = SavedTensor(t, SavedTensor::kInput);
-  set_history(out, node);
+  set_history(out, std::move(node));
   return out;
 }
 
@@ -293,7 +293,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::where(condition, a, b); });
   auto node = make_node<autograd::WhereBackward>(a, b);
   node->condition = SavedTensor(condition, SavedTensor::kInput);
-  set_history(out, node);
+  set_history(out, std::move(node));
   return out;
 }
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {

@@ -103,10 +103,10 @@ Edge gradient_edge(const Tensor& t) {
   return Edge{acc, 0};
 }
 
-void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+void set_history(const Tensor& out, std::shared_ptr<Node> node, uint32_t output_nr) {
   if (!is_floating(out.dtype())) return;
   AutogradMeta& meta = out.ensure_autograd_meta();
-  meta.grad_fn = node;
+  meta.grad_fn = std::move(node);
   meta.output_nr = output_nr;
   meta.requires_grad = false;
 }

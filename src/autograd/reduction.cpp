@@ -39,7 +39,7 @@ Tensor record_reduction(ReductionKind kind, const Tensor& x, const Dims& dims, b
   node->p = arg;
   node->x = autograd::SavedTensor(x);
   if (reads_result(kind)) node->out = autograd::SavedTensor(out);
-  autograd::set_history(out, node);
+  autograd::set_history(out, std::move(node));
   return out;
 }
 
@@ -83,7 +83,7 @@ Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType>
   auto node = autograd::make_node<autograd::SumBackward>(x);
   node->dims = dims;
   node->keepdim = keepdim;
-  autograd::set_history(out, node);
+  autograd::set_history(out, std::move(node));
   return out;
 }
 
@@ -94,7 +94,7 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim) {
   node->dims = dims;
   node->keepdim = keepdim;
   node->mean = true;
-  autograd::set_history(out, node);
+  autograd::set_history(out, std::move(node));
   return out;
 }
 

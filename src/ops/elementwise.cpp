@@ -89,14 +89,21 @@ Tensor run_unary(const char* name, UnaryOp op, bool floating_result, const Tenso
   return out;
 }
 
-Tensor unary(const char* name, const Tensor& x) {
-  const UnaryInfo& u = unary_info(name);
+// By op rather than by name: the public ops find their entry with integer compares.
+const UnaryInfo& unary_info(UnaryOp op) {
+  for (const UnaryInfo& u : kUnary)
+    if (u.op == op) return u;
+  throw InternalError("unary: an op missing from the name table");
+}
+
+Tensor unary(const UnaryInfo& u, const Tensor& x) {
   if (is_complex(x.dtype())) {  // the two unary ops composed for complex tensors
     if (u.op == UnaryOp::Abs) return complex_abs(x);
     if (u.op == UnaryOp::Neg) return complex_neg(x);
   }
   return run_unary(u.name, u.op, u.floating_result, x);
 }
+Tensor unary(UnaryOp op, const Tensor& x) { return unary(unary_info(op), x); }
 
 struct BinaryInfo {
   const char* name;
@@ -155,14 +162,21 @@ Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
   ops::check_same_device(name, {a, b});
   ops::check_not_float8(name, a);
   ops::check_not_float8(name, b);
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const DType compute = compute_dtype(op, name, promoted);
   const DType out_dtype = is_comparison_or_logical(op) ? DType::Bool : compute;
-  Tensor out = ops::empty_like_operands(shape, out_dtype, a.device(), {a, b});
+  Tensor out = ops::empty_like_operands(broadcast_shapes(a.shape(), b.shape(), name), out_dtype,
+                                        a.device(), {a, b});
   if (out.numel() == 0) return out;
-  const Tensor x = cast(a, compute), y = cast(b, compute);
-  backend_of(a).binary(op, out, x.shape() == shape ? x : x.expand(shape),
-                       y.shape() == shape ? y : y.expand(shape));
+  const Shape& shape = out.shape();
+  // Operands already in the compute dtype and the output's shape go to the backend as they are.
+  const auto fit = [&](const Tensor& t) {
+    const Tensor x = cast(t, compute);
+    return x.shape() == shape ? x : x.expand(shape);
+  };
+  if (a.dtype() == compute && b.dtype() == compute && a.shape() == shape && b.shape() == shape)
+    backend_of(a).binary(op, out, a, b);
+  else
+    backend_of(a).binary(op, out, fit(a), fit(b));
   return out;
 }
 
@@ -234,44 +248,44 @@ Tensor add_scaled(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
 
 }  // namespace
 
-Tensor neg(const Tensor& x) { return unary("neg", x); }
-Tensor abs(const Tensor& x) { return unary("abs", x); }
-Tensor sign(const Tensor& x) { return unary("sign", x); }
-Tensor exp(const Tensor& x) { return unary("exp", x); }
-Tensor expm1(const Tensor& x) { return unary("expm1", x); }
-Tensor log(const Tensor& x) { return unary("log", x); }
-Tensor log1p(const Tensor& x) { return unary("log1p", x); }
-Tensor sqrt(const Tensor& x) { return unary("sqrt", x); }
-Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x); }
-Tensor sin(const Tensor& x) { return unary("sin", x); }
-Tensor cos(const Tensor& x) { return unary("cos", x); }
-Tensor tanh(const Tensor& x) { return unary("tanh", x); }
-Tensor sigmoid(const Tensor& x) { return unary("sigmoid", x); }
-Tensor relu(const Tensor& x) { return unary("relu", x); }
-Tensor silu(const Tensor& x) { return unary("silu", x); }
-Tensor floor(const Tensor& x) { return unary("floor", x); }
-Tensor ceil(const Tensor& x) { return unary("ceil", x); }
-Tensor round(const Tensor& x) { return unary("round", x); }
-Tensor logical_not(const Tensor& x) { return unary("logical_not", x); }
-Tensor tan(const Tensor& x) { return unary("tan", x); }
-Tensor asin(const Tensor& x) { return unary("asin", x); }
-Tensor acos(const Tensor& x) { return unary("acos", x); }
-Tensor atan(const Tensor& x) { return unary("atan", x); }
-Tensor sinh(const Tensor& x) { return unary("sinh", x); }
-Tensor cosh(const Tensor& x) { return unary("cosh", x); }
-Tensor asinh(const Tensor& x) { return unary("asinh", x); }
-Tensor acosh(const Tensor& x) { return unary("acosh", x); }
-Tensor atanh(const Tensor& x) { return unary("atanh", x); }
-Tensor trunc(const Tensor& x) { return unary("trunc", x); }
-Tensor erf(const Tensor& x) { return unary("erf", x); }
-Tensor erfc(const Tensor& x) { return unary("erfc", x); }
-Tensor erfinv(const Tensor& x) { return unary("erfinv", x); }
-Tensor lgamma(const Tensor& x) { return unary("lgamma", x); }
-Tensor digamma(const Tensor& x) { return unary("digamma", x); }
-Tensor log2(const Tensor& x) { return unary("log2", x); }
-Tensor log10(const Tensor& x) { return unary("log10", x); }
-Tensor exp2(const Tensor& x) { return unary("exp2", x); }
-Tensor reciprocal(const Tensor& x) { return unary("reciprocal", x); }
+Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
+Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x); }
+Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
+Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
+Tensor expm1(const Tensor& x) { return unary(UnaryOp::Expm1, x); }
+Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
+Tensor log1p(const Tensor& x) { return unary(UnaryOp::Log1p, x); }
+Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x); }
+Tensor sin(const Tensor& x) { return unary(UnaryOp::Sin, x); }
+Tensor cos(const Tensor& x) { return unary(UnaryOp::Cos, x); }
+Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
+Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
+Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
+Tensor silu(const Tensor& x) { return unary(UnaryOp::Silu, x); }
+Tensor floor(const Tensor& x) { return unary(UnaryOp::Floor, x); }
+Tensor ceil(const Tensor& x) { return unary(UnaryOp::Ceil, x); }
+Tensor round(const Tensor& x) { return unary(UnaryOp::Round, x); }
+Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
+Tensor tan(const Tensor& x) { return unary(UnaryOp::Tan, x); }
+Tensor asin(const Tensor& x) { return unary(UnaryOp::Asin, x); }
+Tensor acos(const Tensor& x) { return unary(UnaryOp::Acos, x); }
+Tensor atan(const Tensor& x) { return unary(UnaryOp::Atan, x); }
+Tensor sinh(const Tensor& x) { return unary(UnaryOp::Sinh, x); }
+Tensor cosh(const Tensor& x) { return unary(UnaryOp::Cosh, x); }
+Tensor asinh(const Tensor& x) { return unary(UnaryOp::Asinh, x); }
+Tensor acosh(const Tensor& x) { return unary(UnaryOp::Acosh, x); }
+Tensor atanh(const Tensor& x) { return unary(UnaryOp::Atanh, x); }
+Tensor trunc(const Tensor& x) { return unary(UnaryOp::Trunc, x); }
+Tensor erf(const Tensor& x) { return unary(UnaryOp::Erf, x); }
+Tensor erfc(const Tensor& x) { return unary(UnaryOp::Erfc, x); }
+Tensor erfinv(const Tensor& x) { return unary(UnaryOp::Erfinv, x); }
+Tensor lgamma(const Tensor& x) { return unary(UnaryOp::Lgamma, x); }
+Tensor digamma(const Tensor& x) { return unary(UnaryOp::Digamma, x); }
+Tensor log2(const Tensor& x) { return unary(UnaryOp::Log2, x); }
+Tensor log10(const Tensor& x) { return unary(UnaryOp::Log10, x); }
+Tensor exp2(const Tensor& x) { return unary(UnaryOp::Exp2, x); }
+Tensor reciprocal(const Tensor& x) { return unary(UnaryOp::Reciprocal, x); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Atan2, "atan2", a, b); }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
@@ -427,7 +441,7 @@ const Tensor& mul_(const Tensor& self, const Tensor& other) {
 DType result_type(const Tensor& a, const Tensor& b) { return ops::result_type({a, b}); }
 DType result_type(const Tensor& a, const Scalar& b) { return ops::result_type({a}, {b}); }
 
-Tensor unary_op(const char* name, const Tensor& x) { return unary(name, x); }
+Tensor unary_op(const char* name, const Tensor& x) { return unary(unary_info(name), x); }
 UnaryOp unary_op_from_name(const char* name) { return unary_info(name).op; }
 BinaryOp binary_op_from_name(const char* name) { return binary_info(name).op; }
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {

@@ -37,7 +37,7 @@ Group combine(Group higher, Group lower) {
 
 }  // namespace
 
-DType result_type(std::initializer_list<Tensor> tensors, std::initializer_list<Scalar> scalars) {
+DType result_type(TensorRefs tensors, std::initializer_list<Scalar> scalars) {
   Group dimensioned, zero_dim, numbers;
   for (const Tensor& t : tensors) (t.dim() > 0 ? dimensioned : zero_dim).add(t.dtype());
   for (const Scalar& s : scalars) numbers.add(s.natural_dtype());
@@ -52,7 +52,7 @@ bool can_cast(DType from, DType to) {
   return true;
 }
 
-void check_same_device(const char* op, std::initializer_list<Tensor> tensors) {
+void check_same_device(const char* op, TensorRefs tensors) {
   const Tensor* first = nullptr;
   for (const Tensor& t : tensors) {
     if (first == nullptr) {
@@ -112,14 +112,13 @@ Tensor cast(const Tensor& t, DType dtype) { return to(t, dtype); }
 
 namespace rcuda::ops {
 
-Tensor empty_like_operands(const Shape& shape, DType dtype, Device device,
-                           std::initializer_list<Tensor> operands) {
+Tensor empty_like_operands(Shape shape, DType dtype, Device device, TensorRefs operands) {
   if (shape.size() == 4)
     for (const Tensor& t : operands)
       if (t.defined() && t.shape() == shape &&
           suggest_memory_format(t) == MemoryFormat::ChannelsLast)
         return empty_with_format(shape, dtype, device, MemoryFormat::ChannelsLast);
-  return Tensor::empty(shape, dtype, device);
+  return Tensor::empty(std::move(shape), dtype, device);
 }
 
 }  // namespace rcuda::ops

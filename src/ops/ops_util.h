@@ -11,6 +11,7 @@
 // integral one as int64.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <utility>
 
@@ -21,14 +22,17 @@
 
 namespace rcuda::ops {
 
-DType result_type(std::initializer_list<Tensor> tensors,
-                  std::initializer_list<Scalar> scalars = {});
+// The operands of a check or a promotion, by reference: `{a, b}` copies no Tensor (each copy
+// is two atomic reference-count updates, and a tiny op makes a dozen such lists).
+using TensorRefs = std::initializer_list<std::reference_wrapper<const Tensor>>;
+
+DType result_type(TensorRefs tensors, std::initializer_list<Scalar> scalars = {});
 // Whether a value of dtype `from` may be written into `to` by an in-place op (torch's canCast:
 // no floating into integral, no non-bool into bool).
 bool can_cast(DType from, DType to);
 
 // DeviceError naming op and both devices when the tensors are not all on one device.
-void check_same_device(const char* op, std::initializer_list<Tensor> tensors);
+void check_same_device(const char* op, TensorRefs tensors);
 // DTypeError naming op unless t is floating / integral.
 void check_floating(const char* op, const char* arg, const Tensor& t);
 // DTypeError naming op for float8 tensors, which only convert and feed scaled_mm.
@@ -46,8 +50,7 @@ inline Tensor new_empty(Shape shape, DType dtype, Device device) {
 // tensor, as PyTorch's TensorIterator keeps the inputs' layout: a ResNet block's relu and
 // residual add then hand the next convolution the layout it runs in, instead of a copy back
 // to NCHW and another to NHWC. Otherwise the result is contiguous.
-Tensor empty_like_operands(const Shape& shape, DType dtype, Device device,
-                           std::initializer_list<Tensor> operands);
+Tensor empty_like_operands(Shape shape, DType dtype, Device device, TensorRefs operands);
 
 // t converted to dtype (t itself when it already is).
 Tensor cast(const Tensor& t, DType dtype);

@@ -62,7 +62,8 @@ std::shared_ptr<N> make_node_list(const std::vector<Tensor>& inputs) {
 
 // Makes `node` the grad_fn of `out` (output `output_nr`). Non-floating outputs (indices,
 // comparisons) get no history: they carry no gradient.
-void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
+// By value: a caller done with its node moves it in (std::move), saving two reference counts.
+void set_history(const Tensor& out, std::shared_ptr<Node> node, uint32_t output_nr = 0);
 
 // Checks before an in-place op records: a leaf that requires grad cannot be changed in place
 // while grad mode is on, and a view cannot take a history (its base would not see it).
