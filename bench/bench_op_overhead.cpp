@@ -3,7 +3,15 @@
 // to the public op with autograd recording. Prints `name: value` lines in microseconds per op.
 // RCUDA_RUNTIME_LAUNCH=1 launches through the runtime instead of the driver (Note [Launching
 // through the driver] in src/backend/cuda/kernel_launch.h), to compare the two in one call.
-//   bench_op_overhead [--reps N] [--only ROW]     (--only: that row alone, e.g. under a profiler)
+//
+// The interleaved rows (CUDA builds) set each tiny op beside the machine's floor: the launch of
+// an empty kernel through the driver, with no rcuda code. Each round times a burst of 200 calls
+// of the floor and of every op in turn; a row is the median burst over 25 rounds, and its
+// above_floor row the median of its difference from the floor's burst of the same round. A
+// virtual machine's launch cost drifts by a microsecond between runs, more than the host work
+// rcuda adds; the difference within a round keeps the drift out of what rcuda adds.
+//   bench_op_overhead [--reps N] [--only ROW]     (--only: that row alone, e.g. under a profiler;
+//                                                  --only interleaved: the interleaved rows)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,7 +19,13 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#if defined(RCUDA_BENCH_DRIVER)
+#include <cuda.h>
+#include <cuda_runtime.h>
+#endif
 
 #include "rcuda/backend/cuda.h"
 #include "rcuda/rcuda.h"
@@ -75,6 +89,107 @@ void row(const std::string& name, Timer timer, const Device& device,
   log(name, timer(device, f));
 }
 
+#if defined(RCUDA_BENCH_DRIVER)
+// An empty kernel launched with cuLaunchKernel, as rcuda launches its kernels, on a non-blocking
+// stream of its own, as rcuda's. Loaded from PTX at run time, so that this C++ benchmark needs
+// no CUDA compiler; the driver's JIT compiles it for the GPU once.
+constexpr char kEmptyKernelPtx[] = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry empty()
+{
+  ret;
+}
+)";
+
+void check_driver(CUresult status, const char* call) {
+  if (status == CUDA_SUCCESS) return;
+  std::fprintf(stderr, "%s failed: CUresult %d\n", call, static_cast<int>(status));
+  std::exit(1);
+}
+
+// A driver function through the runtime, as rcuda finds cuLaunchKernel (no link to libcuda, so
+// that the benchmark still runs its CPU rows where no driver is installed).
+template <typename F>
+F driver_function(const char* name) {
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &entry, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    std::fprintf(stderr, "no driver entry point for %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<F>(entry);
+}
+#define RCUDA_DRIVER(name) driver_function<decltype(&name)>(#name)
+
+class EmptyLaunch {
+ public:
+  // Needs the context rcuda made current (after its first CUDA op on this thread).
+  EmptyLaunch() : launch_(RCUDA_DRIVER(cuLaunchKernel)) {
+    check_driver(RCUDA_DRIVER(cuModuleLoadData)(&module_, kEmptyKernelPtx), "cuModuleLoadData");
+    check_driver(RCUDA_DRIVER(cuModuleGetFunction)(&function_, module_, "empty"),
+                 "cuModuleGetFunction");
+    if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
+      std::fprintf(stderr, "cudaStreamCreateWithFlags failed\n");
+      std::exit(1);
+    }
+  }
+  ~EmptyLaunch() { cudaStreamDestroy(stream_); }  // the module goes with the context
+  EmptyLaunch(const EmptyLaunch&) = delete;
+  EmptyLaunch& operator=(const EmptyLaunch&) = delete;
+  void operator()() const {
+    check_driver(launch_(function_, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(stream_),
+                         nullptr, nullptr),
+                 "cuLaunchKernel");
+  }
+  void synchronize() const { cudaStreamSynchronize(stream_); }
+
+ private:
+  decltype(&cuLaunchKernel) launch_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+// The interleaved rows (see the top of this file): rows[0] is the floor.
+void interleaved(const Device& device, const EmptyLaunch& floor,
+                 const std::vector<std::pair<std::string, std::function<void()>>>& rows) {
+  constexpr int kRounds = 25, kBurst = 200;
+  const auto settle = [&] {
+    cuda::synchronize(device.index);
+    floor.synchronize();
+  };
+  for (const auto& [name, f] : rows)
+    for (int i = 0; i < kBurst; ++i) f();
+  settle();
+  std::vector<std::vector<double>> bursts(rows.size());
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const auto t = std::chrono::steady_clock::now();
+      for (int i = 0; i < kBurst; ++i) rows[r].second();
+      bursts[r].push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count() /
+          kBurst);
+      settle();
+    }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (size_t r = 0; r < rows.size(); ++r) {
+    log("interleaved_" + rows[r].first + "_cuda_us", median(bursts[r]));
+    if (r == 0) continue;
+    std::vector<double> above(kRounds);
+    for (int round = 0; round < kRounds; ++round)
+      above[round] = bursts[r][round] - bursts[0][round];
+    log("above_floor_" + rows[r].first + "_cuda_us", median(above));
+  }
+}
+#endif
+
 void run(const Device& device, const std::string& tag) {
   const TensorOptions f32(DType::Float32, device);
   const Tensor a = ones({1}, f32), b = ones({1}, f32), out = empty({1}, f32);
@@ -112,6 +227,20 @@ void run(const Device& device, const std::string& tag) {
   // Forward and backward of a two-op graph: recording, the engine, the accumulation.
   row("mul_sum_backward_" + tag + "_us", per_call_us, device,
       [&] { autograd::backward(sum(mul(a, w))); });
+#if defined(RCUDA_BENCH_DRIVER)
+  if (device.is_cuda() && (only.empty() || only == "interleaved")) {
+    const EmptyLaunch floor;
+    interleaved(device, floor,
+                {{"empty_kernel_launch", [&] { floor(); }},
+                 {"fill_preallocated", [&] { ops::fill_(out, 1.0); }},
+                 {"add", [&] { add(a, b); }},
+                 {"add_recording", [&] { add(a, w); }},
+                 {"mul_recording", [&] { mul(a, w); }},
+                 {"mul_number_recording", [&] { mul(w, 2.0); }},
+                 {"relu_recording", [&] { relu(w); }},
+                 {"sum_recording", [&] { sum(w); }}});
+  }
+#endif
 }
 
 }  // namespace

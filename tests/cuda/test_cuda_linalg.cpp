@@ -74,6 +74,20 @@ double gemm_tolerance(DType dtype, int64_t k) {
   return test::backend_tolerance(dtype) * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
 }
 
+double sum_of_squares(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v * v;
+  return sum;
+}
+
+// ||got - expected||.
+double difference_norm(const std::vector<double>& got, const std::vector<double>& expected) {
+  double diff = 0;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff += (got[i] - expected[i]) * (got[i] - expected[i]);
+  return std::sqrt(diff);
+}
+
 // ||got - expected|| / ||expected|| (0 when both are empty or zero).
 double normwise_error(const std::vector<double>& got, const std::vector<double>& expected) {
   double diff = 0, norm = 0;
@@ -96,8 +110,9 @@ class AllowTf32 {
   bool previous_;
 };
 
+// `scale`, when given, is the norm the error is measured against instead of ||expected||.
 ::testing::AssertionResult matches(const Tensor& got, const Tensor& expected, double tol,
-                                   double normwise_tol = -1) {
+                                   double normwise_tol = -1, double scale = -1) {
   if (normwise_tol < 0) normwise_tol = test::backend_tolerance(expected.dtype());
   if (got.device() != kCuda) return ::testing::AssertionFailure() << "result not on cuda:0";
   if (got.dtype() != expected.dtype())
@@ -113,17 +128,27 @@ class AllowTf32 {
   // over the whole result must stay within a few units in the last place of the dtype.
   for (double v : expected_values)
     if (!std::isfinite(v)) return close;
-  const double error = normwise_error(got_values, expected_values);
+  const double error = scale > 0 ? difference_norm(got_values, expected_values) / scale
+                                 : normwise_error(got_values, expected_values);
   if (error > normwise_tol)
     return ::testing::AssertionFailure()
            << "norm-wise relative error " << error << " > " << normwise_tol;
   return close;
 }
 
+// || |A| |B| ||: a product's rounding errors are bounded by the products of magnitudes (Higham,
+// Accuracy and Stability of Numerical Algorithms, 3.5), not by the result, whose terms may
+// cancel: relative to ||A B||, a dot product of 13 float32 terms that nearly cancel failed on
+// rounding alone.
+double product_scale(const Tensor& a, const Tensor& b) {
+  return std::sqrt(sum_of_squares(
+      test::to_doubles(matmul(abs(to(a, DType::Float64)), abs(to(b, DType::Float64))))));
+}
+
 void expect_matmul(const Operand& a, const Operand& b) {
   const DType dtype = a.cpu.dtype();
-  EXPECT_TRUE(
-      matches(matmul(a.cuda, b.cuda), matmul(a.cpu, b.cpu), gemm_tolerance(dtype, a.cpu.size(-1))))
+  EXPECT_TRUE(matches(matmul(a.cuda, b.cuda), matmul(a.cpu, b.cpu),
+                      gemm_tolerance(dtype, a.cpu.size(-1)), -1, product_scale(a.cpu, b.cpu)))
       << shape_str(a.cpu.shape()) << " @ " << shape_str(b.cpu.shape()) << " in "
       << dtype_name(dtype);
 }
