@@ -44,6 +44,15 @@ __global__ void big_argument_kernel(Big b, float* out) {
   if (threadIdx.x == 0 && b.words[0] == 12345) out[0] = 1.0f;
 }
 
+// About the size of the CUDA reduction engine's layout (reduction::Layout, 10 dims).
+struct Layout {
+  long long words[78];
+};
+__global__ void layout_argument_kernel(Layout l, float* out) {
+  extern __shared__ float scratch[];
+  if (threadIdx.x == 0 && l.words[0] == 12345) out[0] = scratch[0];
+}
+
 __global__ void add_kernel(const float* a, const float* b, float* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a[i] + b[i];
@@ -125,6 +134,16 @@ int main() {
   log("launch_empty_cuLaunchKernel_cukernel_us", burst_us(stream, [&] {
         CHECK_DRIVER(cuLaunchKernel(reinterpret_cast<CUfunction>(empty_handle), 1, 1, 1, 1, 1, 1, 0,
                                     driver_stream, nullptr, nullptr));
+      }));
+  // A reduction's launch: a 624-byte argument and dynamic shared memory.
+  cudaFunction_t layout_function = nullptr;
+  CHECK(
+      cudaGetFuncBySymbol(&layout_function, reinterpret_cast<const void*>(layout_argument_kernel)));
+  Layout layout{};
+  void* layout_arguments[] = {&layout, &out};
+  log("launch_624_byte_argument_shared_cuLaunchKernel_us", burst_us(stream, [&] {
+        CHECK_DRIVER(cuLaunchKernel(reinterpret_cast<CUfunction>(layout_function), 1, 1, 1, 32, 1,
+                                    1, 128, driver_stream, layout_arguments, nullptr));
       }));
   int one = 1;
   void* add_arguments[] = {&a, &b, &out, &one};

@@ -193,6 +193,7 @@ void interleaved(const Device& device, const EmptyLaunch& floor,
 void run(const Device& device, const std::string& tag) {
   const TensorOptions f32(DType::Float32, device);
   const Tensor a = ones({1}, f32), b = ones({1}, f32), out = empty({1}, f32);
+  const Tensor out_0d = empty({1}, f32);  // sum's output in keepdim form
   Tensor w = ones({1}, f32);
   w.requires_grad_();
   Backend& backend = backend_for(device);
@@ -233,6 +234,8 @@ void run(const Device& device, const std::string& tag) {
     interleaved(device, floor,
                 {{"empty_kernel_launch", [&] { floor(); }},
                  {"fill_preallocated", [&] { ops::fill_(out, 1.0); }},
+                 {"backend_add_preallocated", [&] { backend.binary(BinaryOp::Add, out, a, b); }},
+                 {"backend_sum_preallocated", [&] { backend.reduce(ReduceOp::Sum, out_0d, a, 0); }},
                  {"add", [&] { add(a, b); }},
                  {"add_recording", [&] { add(a, w); }},
                  {"mul_recording", [&] { mul(a, w); }},

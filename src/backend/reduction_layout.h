@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include "backend/dim_order.h"
 #include "rcuda/core/small_vector.h"
 #include "rcuda/tensor/tensor.h"
 
@@ -58,9 +59,7 @@ inline ReductionLayout make_reduction_layout(const Tensor& in, const Tensor& out
       for (int k = 0; k < 2; ++k) layout.kept_out_strides[k].push_back(out_stride[k]);
     }
   }
-  std::stable_sort(reduced.begin(), reduced.end(), [&](int64_t a, int64_t b) {
-    return std::abs(in.strides()[a]) > std::abs(in.strides()[b]);
-  });
+  order_by_decreasing_stride(reduced, in.strides());
   for (int64_t d : reduced) {
     const int64_t size = in.shape()[d], stride = in.strides()[d];
     if (!layout.reduced_sizes.empty() && layout.reduced_strides.back() == stride * size) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include "backend/dim_order.h"
 #include "rcuda/core/small_vector.h"
 #include "rcuda/tensor/tensor.h"
 
@@ -33,10 +34,7 @@ StridedLoop<N> make_loop(const std::array<Tensor, N>& operands) {
   for (int64_t d = 0; d < ndim; ++d)
     if (out.shape()[d] != 1) order.push_back(d);
   // Walk the output in memory order, so that permuted outputs are written sequentially.
-  if (!out.is_contiguous())
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return std::abs(out.strides()[a]) > std::abs(out.strides()[b]);
-    });
+  if (!out.is_contiguous()) order_by_decreasing_stride(order, out.strides());
 
   for (int64_t d : order) {
     const int64_t size = out.shape()[d];
