@@ -79,13 +79,8 @@ inline ReductionLayout make_reduction_layout(const Tensor& in, const Tensor& out
     layout.reduced_sizes.push_back(1);
     layout.reduced_strides.push_back(0);
   }
-  const auto product = [](const DimVector& sizes) {
-    int64_t n = 1;
-    for (int64_t size : sizes) n *= size;
-    return n;
-  };
-  layout.num_outputs = product(layout.kept_sizes);
-  layout.reduced_numel = product(layout.reduced_sizes);
+  layout.num_outputs = numel(layout.kept_sizes);
+  layout.reduced_numel = numel(layout.reduced_sizes);
   return layout;
 }
 

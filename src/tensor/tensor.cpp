@@ -58,12 +58,14 @@ void* Tensor::data_ptr() const {
   return base == nullptr ? nullptr : base + impl_->offset * static_cast<int64_t>(element_size());
 }
 
-Tensor Tensor::alias() const {
+Tensor Tensor::alias() const { return alias(impl_->shape, impl_->strides, impl_->offset); }
+
+Tensor Tensor::alias(Shape shape, Strides strides, int64_t offset) const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
-  impl->shape = impl_->shape;
-  impl->strides = impl_->strides;
-  impl->offset = impl_->offset;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
   impl->dtype = impl_->dtype;
   return Tensor(std::move(impl));
 }

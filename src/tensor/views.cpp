@@ -12,18 +12,11 @@ namespace {
 
 // Every view below ends here, so that autograd sees each one (Note [Views record through a
 // hook] in autograd_meta.h).
-// A new tensor over base's storage. Built here rather than from base.alias(), which would copy
-// base's shape and strides only to overwrite them: two allocations of every view op.
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset,
                  const ViewSpec& spec) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = base.impl()->storage;
-  impl->shape = std::move(shape);
-  impl->strides = std::move(strides);
-  impl->offset = offset;
-  impl->dtype = base.dtype();
-  impl->is_view = true;
-  return record_view(base, Tensor(std::move(impl)), spec);
+  Tensor v = base.alias(std::move(shape), std::move(strides), offset);
+  v.impl()->is_view = true;
+  return record_view(base, std::move(v), spec);
 }
 
 ViewSpec spec_of(ViewKind kind, int64_t dim0 = 0, int64_t dim1 = 0) {

@@ -90,12 +90,8 @@ double difference_norm(const std::vector<double>& got, const std::vector<double>
 
 // ||got - expected|| / ||expected|| (0 when both are empty or zero).
 double normwise_error(const std::vector<double>& got, const std::vector<double>& expected) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    diff += (got[i] - expected[i]) * (got[i] - expected[i]);
-    norm += expected[i] * expected[i];
-  }
-  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+  const double diff = difference_norm(got, expected), norm = std::sqrt(sum_of_squares(expected));
+  return norm == 0 ? diff : diff / norm;
 }
 
 // Sets the TF32 flag for a scope, restoring the old value after.

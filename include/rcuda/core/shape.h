@@ -14,9 +14,11 @@ using Strides = std::vector<int64_t>;
 
 // Element count; throws ShapeError for negative sizes or a count past int64 (names `op`).
 int64_t checked_numel(const Shape& shape, const char* op);
-inline int64_t numel(const Shape& shape) {
+// The product of sizes: a Shape, or a DimVector (a backend's merged dims).
+template <typename Sizes>
+int64_t numel(const Sizes& sizes) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : sizes) n *= s;
   return n;
 }
 Strides contiguous_strides(const Shape& shape);

@@ -87,8 +87,11 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   // A new handle sharing this storage, shape, strides, offset and dtype, without autograd
-  // metadata (internal use: the caller rewrites the metadata).
+  // metadata (internal use).
   Tensor alias() const;
+  // The same over this storage and dtype with the layout given (views: no copy of this
+  // tensor's shape and strides only to overwrite them).
+  Tensor alias(Shape shape, Strides strides, int64_t offset) const;
 
   // ---- autograd state (the autograd layer records and runs backward: rcuda/autograd.h) ----
   // A leaf with requires_grad set, or the output of a recorded op.
