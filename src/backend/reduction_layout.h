@@ -31,15 +31,17 @@ struct ReductionLayout {
 };
 
 // The layout of reducing `in` into out0 (and out1, the indices of arg_reduce; out0 again
-// otherwise): both have in's rank, size 1 along the reduced dims.
+// otherwise): both have in's rank, size 1 along the reduced dims, or out0 is 0-dim and every
+// dim is reduced.
 inline ReductionLayout make_reduction_layout(const Tensor& in, const Tensor& out0,
                                              const Tensor& out1) {
   ReductionLayout layout;
   DimVector reduced;
+  const bool every_dim = out0.dim() == 0;
   for (int64_t d = 0; d < in.dim(); ++d) {
     const int64_t size = in.shape()[d];
     if (size == 1) continue;  // contributes nothing to either space
-    if (out0.shape()[d] == 1) {
+    if (every_dim || out0.shape()[d] == 1) {
       reduced.push_back(d);
       continue;
     }

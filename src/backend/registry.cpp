@@ -1,8 +1,7 @@
 // Which backends exist. Each backend registers a factory from its own translation unit; the
 // instance is made on first use, so a CUDA build runs on machines without a driver until a CUDA
 // tensor is asked for.
-#include <mutex>
-
+#include "backend/once.h"
 #include "rcuda/backend/backend.h"
 #include "rcuda/core/error.h"
 
@@ -11,8 +10,7 @@ namespace {
 
 struct Entry {
   Backend* (*factory)() = nullptr;
-  Backend* instance = nullptr;
-  std::once_flag once;
+  backend::OnceValue<Backend*> instance;  // Note [Made once, read often]
 };
 
 Entry* entries() {
@@ -32,10 +30,10 @@ bool backend_available(DeviceType type) {
 
 Backend& backend_for(Device device) {
   Entry& e = entries()[static_cast<int>(device.type)];
+  if (Backend* made = e.instance.peek()) return *made;
   RCUDA_CHECK(e.factory != nullptr, DeviceError, device.str(),
               " requested but rcuda was built without support for it");
-  std::call_once(e.once, [&] { e.instance = e.factory(); });
-  return *e.instance;
+  return *e.instance.get(e.factory);
 }
 
 }  // namespace rcuda

@@ -6,29 +6,9 @@
 
 namespace rcuda {
 
-size_t element_size(DType dtype) {
-  switch (dtype) {
-    case DType::Bool:
-    case DType::UInt8:
-    case DType::Int8:
-    case DType::Float8E4M3FN:
-    case DType::Float8E5M2:
-      return 1;
-    case DType::Int16:
-    case DType::Float16:
-    case DType::BFloat16:
-      return 2;
-    case DType::Int32:
-    case DType::Float32:
-      return 4;
-    case DType::Int64:
-    case DType::Float64:
-    case DType::Complex64:
-      return 8;
-    case DType::Complex128:
-      return 16;
-  }
-  throw DTypeError("element_size: unknown dtype");
+void throw_unknown_dtype(const char* op, DType dtype) {
+  throw DTypeError(std::string(op) + ": unknown dtype (code " +
+                   std::to_string(static_cast<int>(dtype)) + ")");
 }
 
 const char* dtype_name(DType dtype) {

@@ -1,8 +1,10 @@
 // Reductions, softmax and cumsum: dims and dtype checks as torch, then one backend primitive on
 // an output in keepdim form (Note [Backend contract]); keepdim=false returns a view without
-// the reduced dims.
+// the reduced dims, except where every dim is reduced: then the output is made 0-dim, which
+// the contract also allows, and no view is needed.
 #include "rcuda/ops/reduction.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -46,9 +48,9 @@ int64_t reduced_numel(const Tensor& x, const std::vector<bool>& reduced) {
   return n;
 }
 
-// `out` (keepdim form, contiguous) as the user asked for it.
+// `out` (from new_reduction_output, contiguous) as the user asked for it.
 Tensor apply_keepdim(const Tensor& out, const std::vector<bool>& reduced, bool keepdim) {
-  if (keepdim) return out;
+  if (keepdim || out.dim() == 0) return out;
   Shape shape;
   shape.reserve(reduced.size());
   for (size_t d = 0; d < reduced.size(); ++d)
@@ -60,10 +62,19 @@ Tensor new_keepdim_output(const Tensor& x, const std::vector<bool>& reduced, DTy
   return ops::new_empty(keepdim_shape(x, reduced), dtype, x.device());
 }
 
+// A reduction's output: 0-dim where every dim is reduced without keepdim (the whole tensor to
+// one value, the commonest reduction: a loss), else in keepdim form.
+Tensor new_reduction_output(const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
+                            DType dtype) {
+  const bool every_dim = std::all_of(reduced.begin(), reduced.end(), [](bool r) { return r; });
+  if (!keepdim && every_dim) return ops::new_empty({}, dtype, x.device());
+  return new_keepdim_output(x, reduced, dtype);
+}
+
 // out (keepdim form) = op over the reduced dims of x; x already has the primitive's dtype.
 Tensor run_reduce(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
                   DType out_dtype, double p = 0) {
-  Tensor out = new_keepdim_output(x, reduced, out_dtype);
+  Tensor out = new_reduction_output(x, reduced, keepdim, out_dtype);
   if (out.numel() > 0) ops::backend_of(x).reduce(op, out, x, p);
   return apply_keepdim(out, reduced, keepdim);
 }
@@ -161,7 +172,7 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
   ops::check_floating("var", "input", x);
   const std::vector<bool> reduced = reduced_dims("var", x, dims);
-  Tensor out = new_keepdim_output(x, reduced, x.dtype());
+  Tensor out = new_reduction_output(x, reduced, keepdim, x.dtype());
   if (out.numel() > 0) ops::backend_of(x).var(out, x, correction);
   return apply_keepdim(out, reduced, keepdim);
 }
@@ -169,7 +180,7 @@ Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
 Tensor std(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
   ops::check_floating("std", "input", x);
   const std::vector<bool> reduced = reduced_dims("std", x, dims);
-  Tensor out = new_keepdim_output(x, reduced, x.dtype());
+  Tensor out = new_reduction_output(x, reduced, keepdim, x.dtype());
   if (out.numel() > 0) {
     Backend& backend = ops::backend_of(x);
     backend.var(out, x, correction);

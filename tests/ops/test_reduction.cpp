@@ -308,6 +308,32 @@ TEST(ReductionTest, EmptyReductionsGiveTheirIdentities) {
   }
 }
 
+// A reduction over every dim without keepdim makes its 0-dim result directly, not as a view of
+// a keepdim result, as torch (whose x.sum()._base is None): in-place ops on it are not view
+// writes. Its values are checked with every other case in check_reduction.
+TEST(ReductionTest, WholeTensorReductionsAreNewScalarsNotViews) {
+  const Tensor x = random_tensor({3, 4, 5}, DType::Float32).transpose(0, 2);
+  const std::vector<Tensor> results = {sum(x),
+                                       prod(x),
+                                       mean(x),
+                                       max(x),
+                                       min(x),
+                                       norm(x),
+                                       var(x),
+                                       std(x),
+                                       all(x),
+                                       any(x),
+                                       sum(x, {0, 1, 2}),
+                                       sum(random_tensor({}, DType::Float64))};
+  for (const Tensor& r : results) {
+    EXPECT_EQ(r.dim(), 0);
+    EXPECT_FALSE(r.is_view());
+  }
+  EXPECT_EQ(sum(x, {}, true).shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(var(x, {}, 1, true).shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(sum(x, {0, 2}).shape(), Shape{4});
+}
+
 TEST(ReductionTest, MaxMinOverAllElementsForEveryDtype) {
   Check check;
   const std::vector<ReduceCase> cases = {

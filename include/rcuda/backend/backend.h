@@ -8,7 +8,8 @@
 // - Elementwise inputs already have the output's shape (broadcast inputs arrive expanded with
 //   stride 0) and the compute dtype; outputs may be non-contiguous views but never overlap inputs
 //   partially (an output may be the very same view as an input, for in-place ops).
-// - Reductions receive `out` in keepdim form: same rank as `in`, size 1 in every reduced dim.
+// - Reductions receive `out` in keepdim form: same rank as `in`, size 1 in every reduced dim;
+//   or 0-dim, when every dim of `in` is reduced.
 // - Zero-element tensors reach primitives only where the result is defined (e.g. sum -> 0).
 // - Primitives throw rcuda errors for data-dependent failures (an index out of range, integer
 //   division by zero); everything knowable from shapes and dtypes is checked before.

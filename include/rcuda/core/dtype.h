@@ -33,7 +33,16 @@ enum class DType : uint8_t {
 
 constexpr int kNumDTypes = 14;
 
-size_t element_size(DType dtype);
+// Inline, as a table: every new tensor, data pointer and launch asks it, several times per op,
+// and a call into the shared library cost more than the lookup.
+[[noreturn]] void throw_unknown_dtype(const char* op, DType dtype);
+inline size_t element_size(DType dtype) {
+  // In the enum's order.
+  constexpr uint8_t kSizes[kNumDTypes] = {1, 1, 4, 8, 2, 2, 4, 8, 1, 1, 1, 2, 8, 16};
+  const auto i = static_cast<size_t>(dtype);
+  if (i >= static_cast<size_t>(kNumDTypes)) throw_unknown_dtype("element_size", dtype);
+  return kSizes[i];
+}
 const char* dtype_name(DType dtype);  // "float32", "int64", ...
 // Parses "float32", "float", "double", "half", "long", "int", "short", ... as torch spells them.
 DType dtype_from_name(const std::string& name);

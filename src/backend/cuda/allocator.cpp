@@ -37,6 +37,7 @@
 
 #include "backend/cuda/graph_capture.h"
 #include "backend/cuda/pinned.h"
+#include "backend/once.h"
 #include "rcuda/backend/cuda.h"
 #include "runtime.h"
 
@@ -297,11 +298,12 @@ void CudaPoolAllocator::free_held(int device, void* ptr) {
 }
 
 CudaPoolAllocator& pool_for(int device) {
-  static std::once_flag once[kMaxDevices];
-  static CudaPoolAllocator* pools[kMaxDevices] = {};
+  // Note [Made once, read often]: a made pool is a valid device's.
+  static backend::OnceValue<CudaPoolAllocator*> pools[kMaxDevices];
+  if (device >= 0 && device < kMaxDevices)
+    if (CudaPoolAllocator* made = pools[device].peek()) return *made;
   check_device_index(device, "cuda allocator");
-  std::call_once(once[device], [&] { pools[device] = new CudaPoolAllocator(device); });
-  return *pools[device];
+  return *pools[device].get([&] { return new CudaPoolAllocator(device); });
 }
 
 }  // namespace

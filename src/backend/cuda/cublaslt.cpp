@@ -37,6 +37,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/copy.h"
 #include "backend/cuda/runtime.h"
+#include "backend/once.h"
 #include "rcuda/backend/cuda.h"
 
 namespace rcuda::cuda {
@@ -49,8 +50,7 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
 namespace {
 
 struct Handles {
-  std::once_flag once[kMaxDevices];
-  cublasLtHandle_t handle[kMaxDevices] = {};
+  backend::OnceValue<cublasLtHandle_t> handle[kMaxDevices];  // Note [Made once, read often]
 };
 
 Handles& handles() {
@@ -63,12 +63,12 @@ Handles& handles() {
 cublasLtHandle_t lt_handle(int device) {
   RCUDA_CHECK(device >= 0 && device < kMaxDevices, DeviceError, "cuBLASLt: cuda:", device,
               " is outside the ", kMaxDevices, " devices rcuda supports");
-  Handles& h = handles();
-  std::call_once(h.once[device], [&] {
+  return handles().handle[device].get([&] {
     DeviceGuard guard(device);
-    RCUDA_CUBLAS_CHECK(cublasLtCreate(&h.handle[device]));
+    cublasLtHandle_t handle = nullptr;
+    RCUDA_CUBLAS_CHECK(cublasLtCreate(&handle));
+    return handle;
   });
-  return h.handle[device];
 }
 
 namespace {

@@ -10,13 +10,13 @@
 
 #include "backend/cuda/runtime.h"
 #include "backend/indexing.h"
+#include "backend/once.h"
 
 namespace rcuda::cuda {
 namespace {
 
 struct Records {
-  std::once_flag once[kMaxDevices];
-  DeviceErrorRecord* record[kMaxDevices] = {};
+  backend::OnceValue<DeviceErrorRecord*> record[kMaxDevices];  // Note [Made once, read often]
 };
 
 Records& records() {
@@ -36,8 +36,7 @@ bool sync_checks() {
 
 DeviceErrorRecord* device_error_record(int device) {
   check_device_index(device, "device error record");
-  Records& r = records();
-  std::call_once(r.once[device], [&] {
+  return records().record[device].get([&] {
     DeviceGuard guard(device);
     void* p = nullptr;
     // Mapped: kernels write it through the same address (unified addressing); portable: every
@@ -45,14 +44,14 @@ DeviceErrorRecord* device_error_record(int device) {
     RCUDA_CUDA_CHECK(
         cudaHostAlloc(&p, sizeof(DeviceErrorRecord), cudaHostAllocMapped | cudaHostAllocPortable));
     std::memset(p, 0, sizeof(DeviceErrorRecord));
-    r.record[device] = static_cast<DeviceErrorRecord*>(p);
+    return static_cast<DeviceErrorRecord*>(p);
   });
-  return r.record[device];
 }
 
 void check_device_errors(int device) {
   Records& r = records();
-  DeviceErrorRecord* record = device >= 0 && device < kMaxDevices ? r.record[device] : nullptr;
+  DeviceErrorRecord* record =
+      device >= 0 && device < kMaxDevices ? r.record[device].peek() : nullptr;
   if (record == nullptr) return;  // nothing launched that could report
   if (*reinterpret_cast<volatile unsigned long long*>(&record->ready) == 0) return;
   const DeviceErrorRecord seen = *record;

@@ -2,6 +2,7 @@
 // launches, replay (docs/cuda-graphs.md).
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <deque>
 #include <string>
 #include <utility>
@@ -45,9 +46,19 @@ struct Graph::Impl {
 namespace {
 
 thread_local Graph::Impl* capturing_graph[kMaxDevices] = {};
+// Captures running on any thread: every allocation and free asks capture_on, and while this is
+// zero the answer needs no thread-local lookup (which costs a call in a shared library). A
+// capturing thread sees its own increment, which is all capture_on needs.
+std::atomic<int> captures_running{0};
 
 Graph::Impl* capture_on(int device) {
+  if (captures_running.load(std::memory_order_relaxed) == 0) return nullptr;
   return device >= 0 && device < kMaxDevices ? capturing_graph[device] : nullptr;
+}
+
+void set_capturing(Graph::Impl& g, bool on) {
+  capturing_graph[g.device] = on ? &g : nullptr;
+  captures_running.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
 }
 
 int resolve(int device) { return device < 0 ? current_device() : device; }
@@ -171,7 +182,7 @@ void Graph::capture_begin() {
   RCUDA_CUDA_CHECK(cudaStreamBeginCapture(g.stream, cudaStreamCaptureModeRelaxed));
   g.previous = thread_stream(g.device);
   set_current_stream(g.device, g.stream);
-  capturing_graph[g.device] = &g;
+  set_capturing(g, true);
   g.capturing = true;
 }
 
@@ -180,7 +191,7 @@ void Graph::capture_end() {
   RCUDA_CHECK(g.capturing && capture_on(g.device) == &g, ValueError,
               "Graph.capture_end: this thread is not capturing this graph");
   DeviceGuard guard(g.device);
-  capturing_graph[g.device] = nullptr;
+  set_capturing(g, false);
   set_current_stream(g.device, g.previous);
   g.capturing = false;
   cudaGraph_t graph = nullptr;
@@ -203,7 +214,7 @@ void Graph::capture_abort() {
   Impl& g = *impl_;
   if (!g.capturing) return;
   DeviceGuard guard(g.device);
-  capturing_graph[g.device] = nullptr;
+  set_capturing(g, false);
   set_current_stream(g.device, g.previous);
   g.capturing = false;
   cudaGraph_t graph = nullptr;

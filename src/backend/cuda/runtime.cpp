@@ -5,14 +5,14 @@
 #include <mutex>
 #include <vector>
 
+#include "backend/once.h"
 #include "rcuda/backend/cuda.h"
 
 namespace rcuda::cuda {
 namespace {
 
 struct SharedStreams {
-  std::once_flag once[kMaxDevices];
-  cudaStream_t stream[kMaxDevices] = {};
+  backend::OnceValue<cudaStream_t> stream[kMaxDevices];  // Note [Made once, read often]
 };
 
 SharedStreams& shared_streams() {
@@ -42,13 +42,14 @@ void check_device_index(int device, const char* op) {
 }
 
 cudaStream_t current_stream(int device) {
-  if (thread_streams[device] != nullptr) return thread_streams[device];
-  SharedStreams& s = shared_streams();
-  std::call_once(s.once[device], [&] {
+  const cudaStream_t own = thread_streams[device];
+  if (own != nullptr) return own;
+  return shared_streams().stream[device].get([&] {
     DeviceGuard guard(device);
-    RCUDA_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream[device], cudaStreamNonBlocking));
+    cudaStream_t stream = nullptr;
+    RCUDA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return stream;
   });
-  return s.stream[device];
 }
 
 int multiprocessors(int device) {
