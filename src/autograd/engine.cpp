@@ -212,9 +212,11 @@ class GraphTask {
 
   static void run_hooks(Node& node, TensorList& grads) {
     for (const Node::OutputHook& h : node.hooks()) run_hook(h.hook, grads[h.output_nr]);
-    if (auto* acc = dynamic_cast<AccumulateGrad*>(&node))
-      if (const AutogradMeta* meta = acc->leaf().autograd_meta())
+    if (auto* acc = dynamic_cast<AccumulateGrad*>(&node)) {
+      const Tensor leaf = acc->leaf();
+      if (const AutogradMeta* meta = leaf.defined() ? leaf.autograd_meta() : nullptr)
         for (const GradHook& hook : meta->hooks) run_hook(hook, grads[0]);
+    }
     for (const Node::RetainedGrad& r : node.retained()) {
       std::shared_ptr<AutogradMeta> meta = r.meta.lock();
       const Tensor& g = grads[r.output_nr];

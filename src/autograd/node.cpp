@@ -17,13 +17,12 @@ std::atomic<uint64_t> next_sequence_nr{0};
 Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
 void Node::add_input(const Tensor& input) {
-  if (!input.defined()) {
-    next_edges_.emplace_back();
-    input_meta_.emplace_back();
-    return;
-  }
-  next_edges_.push_back(needs_grad(input) ? gradient_edge(input) : Edge{});
-  input_meta_.push_back(InputMeta{DimVector(input.shape()), input.dtype(), input.device()});
+  NodeInput& in = inputs_.emplace_back();
+  if (!input.defined()) return;
+  if (needs_grad(input)) in.edge = gradient_edge(input);
+  in.meta.sizes.assign(input.shape().begin(), input.shape().end());
+  in.meta.dtype = input.dtype();
+  in.meta.device = input.device();
 }
 
 SavedTensor::SavedTensor(const Tensor& t, Kind kind) {
@@ -54,7 +53,7 @@ void SavedTensor::release() {
 }
 
 // No inputs of its own: the gradient stops here.
-AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {}
+AccumulateGrad::AccumulateGrad(const Tensor& leaf) : leaf_(leaf.weak_impl()) {}
 
 // Note [Accumulating into grad]: the first gradient is stored as it is when nothing else holds
 // it, else copied, so that a later in-place accumulation never writes into a tensor the user
@@ -62,9 +61,10 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {}
 // `grad` sees the sum.
 TensorList AccumulateGrad::apply(TensorList&& grads) {
   Tensor& g = grads[0];
-  if (!g.defined()) return {};
+  const Tensor leaf = this->leaf();
+  if (!g.defined() || !leaf.defined()) return {};
   NoGradGuard no_grad;
-  AutogradMeta& meta = leaf_.ensure_autograd_meta();
+  AutogradMeta& meta = leaf.ensure_autograd_meta();
   if (!meta.grad.defined()) {
     // The gradient is taken as it is when nothing else can see its memory, it fills that
     // memory densely and it has the leaf's layout (PyTorch's layout contract: a channels-last
@@ -75,13 +75,13 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
     const bool sole_owner = g.use_count() == 1 && g.storage().use_count() == 1;
     const bool whole = g.is_non_overlapping_and_dense() &&
                        g.storage()->nbytes() == static_cast<size_t>(g.numel()) * g.element_size();
-    const bool leaf_dense = leaf_.is_non_overlapping_and_dense();
-    const bool layout_ok = (g.is_contiguous() && leaf_.is_contiguous()) ||
-                           (leaf_dense ? g.strides() == leaf_.strides() : g.is_contiguous());
+    const bool leaf_dense = leaf.is_non_overlapping_and_dense();
+    const bool layout_ok = (g.is_contiguous() && leaf.is_contiguous()) ||
+                           (leaf_dense ? g.strides() == leaf.strides() : g.is_contiguous());
     if (sole_owner && whole && layout_ok) {
       meta.grad = g.is_view() ? g.alias() : g;
     } else {
-      meta.grad = empty_like_layout(leaf_, g.dtype());
+      meta.grad = empty_like_layout(leaf, g.dtype());
       if (g.numel() > 0) ops::copy_(meta.grad, g);
     }
   } else {
@@ -93,14 +93,11 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 Edge gradient_edge(const Tensor& t) {
   AutogradMeta* meta = t.autograd_meta();
   if (meta == nullptr) return {};
-  if (meta->grad_fn) return Edge{meta->grad_fn, meta->output_nr};
+  if (meta->grad_fn) return Edge{meta->grad_fn, meta->output_nr, Tensor()};
   if (!meta->requires_grad) return {};
-  std::shared_ptr<Node> acc = meta->grad_accumulator.lock();
-  if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(t);
-    meta->grad_accumulator = acc;
-  }
-  return Edge{acc, 0};
+  // Note [The leaf keeps its accumulator]
+  if (!meta->grad_accumulator) meta->grad_accumulator = std::make_shared<AccumulateGrad>(t);
+  return Edge{meta->grad_accumulator, 0, t};
 }
 
 void set_history(const Tensor& out, std::shared_ptr<Node> node, uint32_t output_nr) {

@@ -141,6 +141,53 @@ TEST(AutogradEngine, GraphAndSavedTensorsAreFreedByBackward) {
   EXPECT_EQ(x.grad().numel(), 1000);
 }
 
+// Note [The leaf keeps its accumulator]: one accumulator per leaf, across graphs.
+TEST(AutogradEngine, ALeafKeepsOneAccumulatorAcrossGraphs) {
+  Tensor w = leaf({3});
+  std::shared_ptr<autograd::Node> first = mul(w, 2.0).grad_fn()->next_edges()[0].node;
+  ASSERT_TRUE(first != nullptr);
+  EXPECT_EQ(std::string(first->name()), "AccumulateGrad");
+  // The first graph is gone; the next op on w finds the same accumulator.
+  EXPECT_EQ(mul(w, 3.0).grad_fn()->next_edges()[0].node, first);
+  EXPECT_EQ(add(w, w).grad_fn()->next_edges()[1].node, first);
+  autograd::backward(sum(mul(w, 3.0)));
+  EXPECT_TRUE(all_close(to_doubles(w.grad()), {3, 3, 3}, 0));
+}
+
+// The graph holds a leaf whose handles are all gone: its hooks still run at backward. Nothing
+// holds it after that, so the leaf and its accumulator do not keep each other alive.
+TEST(AutogradEngine, AGraphKeepsItsLeavesAliveAndNoLonger) {
+  Tensor w = leaf({4});
+  const std::vector<double> wv = to_doubles(w);
+  std::vector<double> seen;
+  autograd::register_hook(w, [&](const Tensor& g) {
+    seen = to_doubles(g);
+    return Tensor();
+  });
+  const std::weak_ptr<TensorImpl> alive = w.weak_impl();
+  std::weak_ptr<autograd::Node> accumulator;
+  {
+    Tensor loss = sum(mul(w, w));
+    accumulator = loss.grad_fn()->next_edges()[0].node->next_edges()[0].node;
+    w = Tensor();
+    EXPECT_FALSE(alive.expired());  // the graph holds it
+    autograd::backward(loss);
+  }
+  std::vector<double> expected;
+  for (double v : wv) expected.push_back(2 * v);
+  EXPECT_TRUE(all_close(seen, expected, 1e-12));
+  EXPECT_TRUE(alive.expired());
+  EXPECT_TRUE(accumulator.expired());
+  // The same without backward: dropping the graph and the handle frees both.
+  Tensor v = leaf({2});
+  const std::weak_ptr<TensorImpl> v_alive = v.weak_impl();
+  std::weak_ptr<autograd::Node> v_accumulator = mul(v, 2.0).grad_fn()->next_edges()[0].node;
+  EXPECT_FALSE(v_accumulator.expired());  // v keeps it
+  v = Tensor();
+  EXPECT_TRUE(v_alive.expired());
+  EXPECT_TRUE(v_accumulator.expired());
+}
+
 TEST(AutogradErrors, BackwardOfATensorThatDoesNotRequireGrad) {
   const Tensor c = ones({2}, DType::Float64);
   EXPECT_THROW(autograd::backward(sum(c)), ValueError);

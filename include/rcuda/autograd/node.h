@@ -22,6 +22,10 @@ class Node;
 struct Edge {
   std::shared_ptr<Node> node;
   uint32_t input_nr = 0;
+  // On an edge into a leaf's accumulator, the leaf: the graph keeps it alive until backward, so
+  // that its hooks run and its `grad` fills even when every other handle is gone (Note [The
+  // leaf keeps its accumulator]).
+  Tensor leaf;
   bool valid() const { return node != nullptr; }
 };
 
@@ -59,6 +63,44 @@ class SavedTensor {
   bool released_ = false;
 };
 
+// One forward input of a node: where its gradient goes, and its shape, dtype and device. One list
+// for both, so that a node makes one allocation for its inputs, not two.
+struct NodeInput {
+  Edge edge;
+  InputMeta meta;
+};
+
+// One field of every input of a node, read like the vector it is taken from: size(), [i],
+// range-for.
+template <typename T, T NodeInput::*Field>
+class InputFields {
+ public:
+  class iterator {
+   public:
+    explicit iterator(const NodeInput* at) : at_(at) {}
+    const T& operator*() const { return at_->*Field; }
+    iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return at_ != other.at_; }
+    bool operator==(const iterator& other) const { return at_ == other.at_; }
+
+   private:
+    const NodeInput* at_;
+  };
+
+  explicit InputFields(const std::vector<NodeInput>& inputs) : inputs_(&inputs) {}
+  size_t size() const { return inputs_->size(); }
+  bool empty() const { return inputs_->empty(); }
+  const T& operator[](size_t i) const { return (*inputs_)[i].*Field; }
+  iterator begin() const { return iterator(inputs_->data()); }
+  iterator end() const { return iterator(inputs_->data() + inputs_->size()); }
+
+ private:
+  const std::vector<NodeInput>* inputs_;
+};
+
 class Node {
  public:
   Node();
@@ -74,22 +116,23 @@ class Node {
   // Frees the saved tensors (backward without retain_graph).
   virtual void release_saved() {}
 
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
-  const std::vector<InputMeta>& input_meta() const { return input_meta_; }
+  InputFields<Edge, &NodeInput::edge> next_edges() const {
+    return InputFields<Edge, &NodeInput::edge>(inputs_);
+  }
+  InputFields<InputMeta, &NodeInput::meta> input_meta() const {
+    return InputFields<InputMeta, &NodeInput::meta>(inputs_);
+  }
   uint32_t num_outputs() const { return num_outputs_; }
   // Creation order: the engine runs later nodes first, as PyTorch's does.
   uint64_t sequence_nr() const { return sequence_nr_; }
   // True when forward input i needs a gradient (lets formulas skip work).
-  bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
+  bool needs_input_grad(size_t i) const { return i < inputs_.size() && inputs_[i].edge.valid(); }
 
   // Set by the recording helpers (rcuda/autograd/record.h).
   void add_input(const Tensor& input);
-  void reserve_inputs(size_t n) {
-    next_edges_.reserve(n);
-    input_meta_.reserve(n);
-  }
+  void reserve_inputs(size_t n) { inputs_.reserve(n); }
   void set_num_outputs(uint32_t n) { num_outputs_ = n; }
-  void set_next_edge(size_t i, Edge edge) { next_edges_[i] = std::move(edge); }
+  void set_next_edge(size_t i, Edge edge) { inputs_[i].edge = std::move(edge); }
 
   // Tensor hooks on this node's outputs, run by the engine on the summed gradient of output
   // `output_nr` before apply(); retain_grad() stores it into the tensor's `grad`, after them.
@@ -116,8 +159,7 @@ class Node {
   PassState& pass_state() { return pass_state_; }
 
  private:
-  std::vector<Edge> next_edges_;
-  std::vector<InputMeta> input_meta_;
+  std::vector<NodeInput> inputs_;
   std::vector<OutputHook> hooks_;
   std::vector<RetainedGrad> retained_;
   PassState pass_state_;
@@ -125,16 +167,23 @@ class Node {
   uint64_t sequence_nr_;
 };
 
-// The node at a leaf: adds the incoming gradient into the leaf's `grad`.
+// Note [The leaf keeps its accumulator]
+// The node at a leaf adds the incoming gradient into the leaf's `grad`. The leaf owns it (its
+// AutogradMeta's grad_accumulator), made the first time an op records the leaf as an input, so
+// that each recorded op on a parameter does not make and free one (PyTorch's leaf holds it
+// weakly and remakes it for every graph). It refers to the leaf weakly, else the two would own
+// each other; the edges of a graph into it hold the leaf (Edge::leaf), as PyTorch's
+// accumulator does, so backward still reaches a leaf whose handles are gone.
 class AccumulateGrad final : public Node {
  public:
-  explicit AccumulateGrad(Tensor leaf);
+  explicit AccumulateGrad(const Tensor& leaf);
   const char* name() const override { return "AccumulateGrad"; }
   TensorList apply(TensorList&& grads) override;
-  const Tensor& leaf() const { return leaf_; }
+  // The leaf, or an undefined tensor once nothing holds it.
+  Tensor leaf() const { return Tensor(leaf_.lock()); }
 
  private:
-  Tensor leaf_;
+  std::weak_ptr<TensorImpl> leaf_;
 };
 
 }  // namespace rcuda::autograd

@@ -30,8 +30,9 @@ struct AutogradMeta {
   uint32_t output_nr = 0;      // which output of grad_fn this tensor is
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;
-  // The node that adds into a leaf's `grad`; weak, since the graph (not the leaf) owns it.
-  std::weak_ptr<autograd::Node> grad_accumulator;
+  // The node that adds into a leaf's `grad`, made when an op first records the leaf (Note [The
+  // leaf keeps its accumulator] in rcuda/autograd/node.h).
+  std::shared_ptr<autograd::Node> grad_accumulator;
   // A leaf's hooks (a non-leaf's live on its grad_fn, which it owns).
   std::vector<GradHook> hooks;
 };

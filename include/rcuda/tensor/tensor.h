@@ -62,6 +62,8 @@ class Tensor {
     return static_cast<T*>(data_ptr());
   }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  // A reference that does not keep the tensor alive (Tensor(weak.lock()) makes a handle again).
+  std::weak_ptr<TensorImpl> weak_impl() const { return impl_; }
   TensorImpl* impl() const { return impl_.get(); }
   // Same tensor object (not equal values).
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
