@@ -122,6 +122,9 @@ class Node {
   InputFields<InputMeta, &NodeInput::meta> input_meta() const {
     return InputFields<InputMeta, &NodeInput::meta>(inputs_);
   }
+  // Input i's metadata, for a formula that keeps a reference to it (a reference into the
+  // temporary list above is one that compilers may warn about).
+  const InputMeta& input_meta(size_t i) const { return inputs_[i].meta; }
   uint32_t num_outputs() const { return num_outputs_; }
   // Creation order: the engine runs later nodes first, as PyTorch's does.
   uint64_t sequence_nr() const { return sequence_nr_; }

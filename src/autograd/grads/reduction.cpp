@@ -163,7 +163,7 @@ TensorList ReductionBackward::apply(TensorList&& grads) {
 TensorList ArgReduceBackward::apply(TensorList&& grads) {
   const Tensor& grad = grads[0];
   if (!grad.defined()) return {Tensor()};
-  const InputMeta& meta = input_meta()[0];
+  const InputMeta& meta = input_meta(0);
   const int64_t n = static_cast<int64_t>(meta.sizes.size());
   if (n == 0) return {grad};
   const int64_t d = wrap_dim(dim, n, is_max ? "max" : "min");

@@ -29,7 +29,7 @@ const char* IndexedBackward::name() const {
 
 TensorList IndexedBackward::apply(TensorList&& grads) {
   const Tensor& grad = grads[0];
-  const InputMeta& meta = input_meta()[0];
+  const InputMeta& meta = input_meta(0);
   if (meta.sizes.empty()) return {grad.view({})};  // a 0-dim input is its own result
   const Tensor index = indices.unpack(*this);
   const Tensor g = keepdim ? grad : grad.unsqueeze(dim);

@@ -91,13 +91,13 @@ TensorList ReshapeBackward::apply(TensorList&& grads) {
 }
 
 TensorList ToBackward::apply(TensorList&& grads) {
-  const InputMeta& in = input_meta()[0];
+  const InputMeta& in = input_meta(0);
   const Tensor& g = grads[0];
   return {g.device() == in.device ? g : ops::to(g, in.device, in.dtype)};
 }
 
 TensorList CopyBackward::apply(TensorList&& grads) {
-  const InputMeta& src = input_meta()[1];
+  const InputMeta& src = input_meta(1);
   const Tensor& g = grads[0];
   return {Tensor(), g.device() == src.device ? g : ops::to(g, src.device, src.dtype)};
 }
