@@ -76,6 +76,15 @@ class GraphTask {
  public:
   GraphTask(bool retain_graph, const std::vector<Edge>* captures)
       : retain_graph_(retain_graph), captures_(captures), pass_(next_pass()) {}
+  GraphTask(const GraphTask&) = delete;
+  GraphTask& operator=(const GraphTask&) = delete;
+  // A pass that threw (a hook, a formula, a bad grad_output) leaves gradients in the buffers of
+  // the nodes it had not run. A graph's nodes free theirs with the graph, but a leaf's
+  // accumulator lives with the leaf (Note [The leaf keeps its accumulator]): so every node
+  // this pass touched gives its buffer up here.
+  ~GraphTask() {
+    for (Node* node : touched_) node->pass_state().buffer.clear();
+  }
 
   void add_root(const Edge& edge, Tensor grad) {
     roots_.push_back(edge.node.get());
@@ -126,6 +135,7 @@ class GraphTask {
       s.visited = false;
       s.queued = false;
       s.buffer.clear();
+      touched_.push_back(node);
     }
     return s;
   }
@@ -236,6 +246,7 @@ class GraphTask {
   bool retain_graph_;
   const std::vector<Edge>* captures_;
   std::vector<Node*> roots_;
+  mutable std::vector<Node*> touched_;  // every node whose pass state this pass set
   std::unordered_set<Node*> capture_nodes_, leads_;
   uint64_t pass_;
 };

@@ -188,6 +188,22 @@ TEST(AutogradEngine, AGraphKeepsItsLeavesAliveAndNoLonger) {
   EXPECT_TRUE(v_accumulator.expired());
 }
 
+// A backward that throws part-way must not leave a gradient in a leaf's accumulator, which
+// outlives the graph (Note [The leaf keeps its accumulator]).
+TEST(AutogradEngine, AFailedBackwardLeavesNoGradientInTheAccumulator) {
+  Tensor w = leaf({3});
+  Tensor a = mul(w, 2.0);  // recorded first, so its node runs after b's
+  Tensor b = mul(w, 3.0);
+  autograd::register_hook(a, [](const Tensor&) -> Tensor { throw ValueError("hook failed"); });
+  std::shared_ptr<autograd::Node> accumulator = b.grad_fn()->next_edges()[0].node;
+  EXPECT_TRUE(contains(error_message([&] { autograd::backward(sum(add(a, b))); }), "hook failed"));
+  EXPECT_FALSE(w.grad().defined());
+  for (const Tensor& g : accumulator->pass_state().buffer) EXPECT_FALSE(g.defined());
+  // The next backward through the accumulator starts clean.
+  autograd::backward(sum(mul(w, 5.0)));
+  EXPECT_TRUE(all_close(to_doubles(w.grad()), {5, 5, 5}, 0));
+}
+
 TEST(AutogradErrors, BackwardOfATensorThatDoesNotRequireGrad) {
   const Tensor c = ones({2}, DType::Float64);
   EXPECT_THROW(autograd::backward(sum(c)), ValueError);
