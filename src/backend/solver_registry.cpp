@@ -1,7 +1,6 @@
 // Which solvers exist (rcuda/backend/solver.h): each registers a factory from its own
 // translation unit; the instance is made on first use, as the backends' are (registry.cpp).
-#include <mutex>
-
+#include "backend/once.h"
 #include "rcuda/backend/solver.h"
 #include "rcuda/core/error.h"
 
@@ -10,8 +9,7 @@ namespace {
 
 struct SolverEntry {
   Solver* (*factory)() = nullptr;
-  Solver* instance = nullptr;
-  std::once_flag once;
+  backend::OnceValue<Solver*> instance;  // Note [Made once, read often]
 };
 
 SolverEntry* solver_entries() {
@@ -32,10 +30,10 @@ void register_solver(DeviceType type, Solver* (*factory)()) {
 
 Solver& solver_for(Device device) {
   SolverEntry& e = solver_entries()[static_cast<int>(device.type)];
+  if (Solver* made = e.instance.peek()) return *made;
   RCUDA_CHECK(e.factory != nullptr, DeviceError, "linalg: ", device.str(),
               " has no solver: rcuda was built without support for it");
-  std::call_once(e.once, [&] { e.instance = e.factory(); });
-  return *e.instance;
+  return *e.instance.get(e.factory);
 }
 
 }  // namespace rcuda
