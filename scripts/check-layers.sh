@@ -9,11 +9,12 @@
 #   - a path in backticks (`rcuda/backend/cuda.h`) allows that one header;
 #   - a vendor's name (CUDA, CUB/CCCL, cuBLAS, cuDNN, NCCL, NVML, OpenBLAS, OpenMP, MPI, HTTP, R
 #     headers) allows that vendor's headers; no other folder may include them.
-# A folder may include its own files; a folder without a README follows its parent's. Public
+# A folder may include its own files and its sub-folders'; a folder without a README follows its
+# parent's. Public
 # headers in include/rcuda/<layer>/ follow src/<layer>/README.md and include no vendor header
 # (the toolkit must not leak to users). include/rcuda/rcuda.h, the umbrella, may include all;
 # including it counts as including every layer it includes. Layers of the ordered list below may
-# only allow layers under them; other folders (telemetry, doctor) are taken at their word.
+# only allow layers under them; a folder outside the list is taken at its word.
 #
 # Usage: scripts/check-layers.sh [repository root]. Exit 1 naming file, line and include for
 # each violation. Needs bash, grep and sed only.
@@ -21,11 +22,15 @@ set -u -f  # -f: the vendor patterns below are matched against include paths, ne
 
 cd "${1:-$(dirname "$0")/..}" || exit 2
 
-# Bottom to top (docs/ARCHITECTURE.md); sub-folders (backend/cpu) rank with their top folder.
-ORDER=(core memory tensor backend ops autograd optim nn amp)
+# Bottom to top (docs/ARCHITECTURE.md and src/CMakeLists.txt's DEPS): telemetry above backend,
+# io above ops, doctor above telemetry and autograd, graph above nn and amp, io/onnx above graph.
+# Sub-folders rank with their top folder (backend/cpu as backend), except those listed here
+# (io/onnx), which are layers of their own: their files follow their own README, and their public
+# headers (include/rcuda/io/onnx.h, include/rcuda/io/onnx/) count as their layer's.
+ORDER=(core memory tensor backend telemetry ops io autograd doctor optim nn amp graph io/onnx)
 
 # Vendor: header pattern (a bash glob on the include path) and the README word that allows it.
-VENDOR_NAMES=(cuda cub cublas cusolver cudnn nccl nvml openblas openmp mpi http r)
+VENDOR_NAMES=(cuda cub cublas cusolver cudnn nccl nvml openblas openmp mpi http onnx r)
 declare -A VENDOR_GLOBS=(
   [cuda]='cuda.h cuda_*.h cuda/* cooperative_groups* curand* nvrtc* nvtx* crt/* device_launch_parameters.h'
   [cub]='cub/* thrust/*'
@@ -38,6 +43,7 @@ declare -A VENDOR_GLOBS=(
   [openmp]='omp.h'
   [mpi]='mpi.h mpi/*'
   [http]='httplib.h'
+  [onnx]='onnx/*'
   [r]='R.h Rinternals.h Rdefines.h Rmath.h Rversion.h R_ext/* Rcpp* cpp11.hpp cpp11/*'
 )
 # Extended regex (case-insensitive, whole word) of the README words for each vendor.
@@ -45,7 +51,8 @@ declare -A VENDOR_WORDS=(
   [cuda]='cuda' [cub]='cub|cccl|thrust' [cublas]='cublas|cublaslt' [cusolver]='cusolver'
   [cudnn]='cudnn(\.h)?'
   [nccl]='nccl' [nvml]='nvml' [openblas]='openblas|cblas(\.h)?' [openmp]='openmp'
-  [mpi]='mpi' [http]='http|httplib|cpp-httplib' [r]='r headers|r api|cpp11'
+  [mpi]='mpi' [http]='http|httplib|cpp-httplib'
+  [onnx]='libonnx(-dev)?' [r]='r headers|r api|cpp11'
 )
 
 errors=0
@@ -54,11 +61,30 @@ fail() {
   errors=$((errors + 1))
 }
 
-rank_of() {  # prints the ORDER position of a layer's top folder, or nothing
+rank_of() {  # prints the ORDER position of a layer (a listed sub-folder, else its top folder)
   local top=${1%%/*} i
+  for i in "${!ORDER[@]}"; do
+    [[ ${ORDER[$i]} == */* && ($1 == "${ORDER[$i]}" || $1 == "${ORDER[$i]}"/*) ]] &&
+      echo "$i" && return
+  done
   for i in "${!ORDER[@]}"; do
     [[ ${ORDER[$i]} == "$top" ]] && echo "$i" && return
   done
+}
+
+is_sub_layer() { local s; for s in "${ORDER[@]}"; do [[ $s == */* && $s == "$1" ]] && return 0; done; return 1; }
+
+# The layer a public header path (rcuda/<layer>/..., rcuda/<layer>.h) belongs to: a listed
+# sub-folder (rcuda/io/onnx.h, rcuda/io/onnx/x.h: io/onnx) or its top folder.
+public_layer() {
+  local sub=${1#rcuda/} two
+  if [[ $sub == */* ]]; then
+    two=${sub%%/*}/$(sed -e 's|/.*||' -e 's|\.h$||' <<<"${sub#*/}")
+    is_sub_layer "$two" && echo "$two" && return
+    echo "${sub%%/*}"
+  else
+    echo "${sub%.h}"
+  fi
 }
 
 # ---- the folders and what each README allows ----------------------------------------------------
@@ -135,10 +161,11 @@ for i in "${!ORDER[@]}"; do
   for ((j = 0; j < i; ++j)); do ALLOW["${ORDER[$i]} ${ORDER[$j]}"]=full; done
 done
 
-while IFS= read -r hit; do  # every top folder of src/ that holds a source or header
+while IFS= read -r hit; do  # every top folder of src/ (and listed sub-folder) holding sources
   dir=${hit#src/}
   [[ $dir == */* ]] || continue
-  dir=${dir%%/*}
+  sub=${dir%/*}
+  if is_sub_layer "$sub"; then dir=$sub; else dir=${dir%%/*}; fi
   [[ -n ${HAS_README[$dir]:-} || -n ${reported[$dir]:-} ]] && continue
   reported[$dir]=1
   fail "src/$dir has no README.md with a \"May include:\" line"
@@ -149,7 +176,7 @@ folder_of() {
   local dir=$1
   while [[ $dir == */* ]]; do
     dir=${dir%/*}
-    if [[ -n ${HAS_README[$dir]:-} ]]; then
+    if [[ -n ${HAS_README[$dir]:-} ]] || is_sub_layer "$dir"; then
       echo "$dir"
       return
     fi
@@ -186,7 +213,7 @@ done < <(grep -E '^[[:space:]]*#[[:space:]]*include' include/rcuda/rcuda.h 2>/de
 
 check_layer() {  # file line include folder target_layer public(0|1)
   local file=$1 line=$2 inc=$3 folder=$4 target=$5 public=$6
-  [[ $target == "$folder" ]] && return
+  [[ $target == "$folder" || $target == "$folder"/* ]] && return  # its own files and sub-folders
   local kind=${ALLOW["$folder $target"]:-}
   [[ $kind == full ]] && return
   [[ $kind == public && $public == 1 ]] && return
@@ -210,7 +237,7 @@ while IFS= read -r hit; do
     public_header=1
     sub=${file#include/rcuda/}
     if [[ $sub == rcuda.h ]]; then continue; fi  # the umbrella includes everything
-    if [[ $sub == */* ]]; then folder=${sub%%/*}; else folder=${sub%.h}; fi
+    folder=$(public_layer "rcuda/$sub")
   else
     folder=$(folder_of "${file#src/}")
   fi
@@ -240,13 +267,11 @@ while IFS= read -r hit; do
     continue
   fi
   if [[ $inc == rcuda/*/* ]]; then
-    layer=${inc#rcuda/}
-    check_layer "$file" "$line" "$inc" "$folder" "${layer%%/*}" 1
+    check_layer "$file" "$line" "$inc" "$folder" "$(public_layer "$inc")" 1
     continue
   fi
   if [[ $inc == rcuda/*.h ]]; then
-    layer=${inc#rcuda/}
-    layer=${layer%.h}
+    layer=$(public_layer "$inc")
     is_layer_name "$layer" && check_layer "$file" "$line" "$inc" "$folder" "$layer" 1
     continue
   fi
@@ -254,8 +279,7 @@ while IFS= read -r hit; do
   path=""
   relative=$(normalise "${file%/*}/$inc")
   if [[ -e $relative && $relative == include/rcuda/*/* ]]; then
-    layer=${relative#include/rcuda/}
-    check_layer "$file" "$line" "$inc" "$folder" "${layer%%/*}" 1
+    check_layer "$file" "$line" "$inc" "$folder" "$(public_layer "${relative#include/}")" 1
     continue
   elif [[ $relative == src/* && (-e $relative || $inc == ../*) ]]; then
     path=${relative#src/}

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libopenblas-openmp-dev          # CPU GEMM; the OpenMP build shares threads with our loops
   libdnnl-dev                     # oneDNN: convolution, pooling, normalisation, RNN on the CPU
+  libonnx-dev libprotobuf-dev     # ONNX export (src/io/onnx): ONNX's protobuf classes and checker
   dataset-fashion-mnist           # the main job's data (/usr/share/datasets/fashion-mnist)
   libgtest-dev libgmock-dev       # C++ tests
   libbenchmark-dev                # benchmarks
@@ -58,14 +59,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 fetch_cudnn_frontend
 
-# safetensors (PyPI; CPU only, no torch: its numpy API) for the file-format tests, which run it
-# as the reference implementation and skip, saying so, without it. Debian's python3 refuses
+# safetensors (PyPI; CPU only, no torch: its numpy API), onnx and onnxruntime for the file-format
+# tests, which run them as the reference implementations and skip, saying so, without them. Debian's python3 refuses
 # system-wide pip installs unless told (PEP 668); a python3 on PATH from elsewhere takes them.
 for py in python3 /usr/bin/python3; do
   command -v "$py" >/dev/null 2>&1 || continue
-  "$py" -c 'import safetensors, numpy' 2>/dev/null && continue
-  echo "install-deps: pip install safetensors numpy for $py"
-  "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore numpy safetensors 2>/dev/null ||
-    "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --break-system-packages numpy safetensors ||
-    echo "install-deps: could not install safetensors for $py (tests/io will skip)" >&2
+  "$py" -c 'import safetensors, numpy, onnx, onnxruntime' 2>/dev/null && continue
+  echo "install-deps: pip install safetensors numpy onnx onnxruntime for $py"
+  "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore numpy safetensors onnx onnxruntime 2>/dev/null ||
+    "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --break-system-packages numpy safetensors onnx onnxruntime ||
+    echo "install-deps: could not install safetensors, onnx or onnxruntime for $py (tests/io will skip)" >&2
 done

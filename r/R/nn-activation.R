@@ -98,3 +98,123 @@ nn_log_softmax <- nn_module(
   initialize = function(dim) self$dim <- dim,
   forward = function(input) nnf_log_softmax(input, self$dim)
 )
+
+#' @export
+nn_celu <- nn_module(
+  "nn_celu",
+  initialize = function(alpha = 1, inplace = FALSE) {
+    self$alpha <- alpha
+    self$inplace <- inplace
+  },
+  forward = function(input) nnf_celu(input, self$alpha, self$inplace)
+)
+
+#' @export
+nn_selu <- nn_module(
+  "nn_selu",
+  initialize = function(inplace = FALSE) self$inplace <- inplace,
+  forward = function(input) nnf_selu(input, self$inplace)
+)
+
+#' @export
+nn_hardswish <- nn_module(
+  "nn_hardswish",
+  initialize = function() {},
+  forward = function(input) nnf_hardswish(input)
+)
+
+#' @export
+nn_hardsigmoid <- nn_module(
+  "nn_hardsigmoid",
+  initialize = function() {},
+  forward = function(input) nnf_hardsigmoid(input)
+)
+
+#' @export
+nn_mish <- nn_module(
+  "nn_mish",
+  initialize = function(inplace = FALSE) self$inplace <- inplace,
+  forward = function(input) nnf_mish(input, self$inplace)
+)
+
+#' @export
+nn_softsign <- nn_module(
+  "nn_softsign",
+  initialize = function() {},
+  forward = function(input) nnf_softsign(input)
+)
+
+#' @export
+nn_tanhshrink <- nn_module(
+  "nn_tanhshrink",
+  initialize = function() {},
+  forward = function(input) nnf_tanhshrink(input)
+)
+
+#' @export
+nn_softshrink <- nn_module(
+  "nn_softshrink",
+  initialize = function(lambd = 0.5) self$lambd <- lambd,
+  forward = function(input) nnf_softshrink(input, self$lambd)
+)
+
+#' @export
+nn_hardshrink <- nn_module(
+  "nn_hardshrink",
+  initialize = function(lambd = 0.5) self$lambd <- lambd,
+  forward = function(input) nnf_hardshrink(input, self$lambd)
+)
+
+#' @export
+nn_threshold <- nn_module(
+  "nn_threshold",
+  initialize = function(threshold, value, inplace = FALSE) {
+    self$threshold <- threshold
+    self$value <- value
+    self$inplace <- inplace
+  },
+  forward = function(input) nnf_threshold(input, self$threshold, self$value, self$inplace)
+)
+
+#' @export
+nn_log_sigmoid <- nn_module(
+  "nn_log_sigmoid",
+  initialize = function() {},
+  forward = function(input) nnf_logsigmoid(input)
+)
+
+#' @export
+nn_softmin <- nn_module(
+  "nn_softmin",
+  initialize = function(dim) self$dim <- dim,
+  forward = function(input) nnf_softmin(input, self$dim)
+)
+
+#' @export
+nn_glu <- nn_module(
+  "nn_glu",
+  initialize = function(dim = -1) self$dim <- dim,
+  forward = function(input) nnf_glu(input, self$dim)
+)
+
+#' @export
+nn_prelu <- nn_module(
+  "nn_prelu",
+  initialize = function(num_parameters = 1, init = 0.25) {
+    self$num_parameters <- act_count(num_parameters, "nn_prelu", "num_parameters")
+    act_number(init, "nn_prelu", "init")
+    self$weight <- nn_parameter(torch_empty(self$num_parameters)$fill_(init))
+  },
+  forward = function(input) nnf_prelu(input, self$weight)
+)
+
+#' @export
+nn_rrelu <- nn_module(
+  "nn_rrelu",
+  initialize = function(lower = 1 / 8, upper = 1 / 3, inplace = FALSE) {
+    self$lower <- lower
+    self$upper <- upper
+    self$inplace <- inplace
+  },
+  forward = function(input) nnf_rrelu(input, self$lower, self$upper, self$training, self$inplace)
+)

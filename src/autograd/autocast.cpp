@@ -3,8 +3,9 @@
 // Note [Autocast at the entry points]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // PyTorch puts autocast in its dispatcher, between the Python call and autograd. rcuda has no
-// dispatcher: each public entry point of an op in the table below opens an autocast::Region
-// (autocast.h) before anything else. The region casts the floating inputs through rcuda::to,
+// dispatcher: each public entry point opens an OpCall (Note [The funnel] in
+// rcuda/autograd/funnel.h), whose autocast::Region reads the op's policy from the table in
+// autocast_policy.cpp, indexed by OpId. The region casts the floating inputs through rcuda::to,
 // which records like any op, so gradients flow back to each input in its own dtype, and turns
 // autocast off for the call it wraps, so that the composite ops (linear over addmm, the losses
 // over elementwise ops) are cast once, at the top. The ops themselves know nothing of autocast.
@@ -21,7 +22,7 @@
 // changes (an optimizer step inside the region) and when the outermost region ends.
 #include "rcuda/autograd/autocast.h"
 
-#include <cstring>
+#include <atomic>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,60 +34,6 @@
 namespace rcuda {
 namespace autocast {
 namespace {
-
-struct Entry {
-  const char* op;
-  Policy cuda;
-  Policy cpu;
-};
-
-constexpr Policy kLow = Policy::LowerPrecision;
-constexpr Policy kF32 = Policy::Float32;
-constexpr Policy kAsIs = Policy::AsIs;
-constexpr Policy kF16 = Policy::Float16;
-
-// The policy table (Note [Autocast at the entry points]).
-constexpr Entry kTable[] = {
-    // Matrix products, linear layers, convolutions, recurrent layers: the low-precision dtype.
-    {"matmul", kLow, kLow},
-    {"mm", kLow, kLow},
-    {"bmm", kLow, kLow},
-    {"addmm", kLow, kLow},
-    {"linear", kLow, kLow},
-    {"conv1d", kLow, kLow},
-    {"conv2d", kLow, kLow},
-    {"conv_transpose2d", kLow, kLow},
-    // On CUDA, PyTorch's cuDNN RNN autocast casts to float16 even in a bfloat16 region (seen on
-    // the GPU machine with PyTorch 2.11: its LSTM, GRU and RNN return float16 there).
-    {"lstm", kF16, kLow},
-    {"gru", kF16, kAsIs},
-    {"rnn", kF16, kLow},
-    // Ops whose range or accumulation needs float32.
-    {"softmax", kF32, kAsIs},
-    {"log_softmax", kF32, kAsIs},
-    {"exp", kF32, kAsIs},
-    {"expm1", kF32, kAsIs},
-    {"log", kF32, kAsIs},
-    {"log1p", kF32, kAsIs},
-    {"rsqrt", kF32, kAsIs},
-    {"pow", kF32, kAsIs},
-    {"softplus", kF32, kAsIs},
-    {"sum", kF32, kAsIs},
-    {"prod", kF32, kF32},
-    {"cumsum", kF32, kAsIs},
-    {"norm", kF32, kAsIs},
-    {"layer_norm", kF32, kAsIs},
-    {"group_norm", kF32, kAsIs},
-    {"mse_loss", kF32, kF32},
-    {"l1_loss", kF32, kF32},
-    {"smooth_l1_loss", kF32, kF32},
-    {"huber_loss", kF32, kF32},
-    {"nll_loss", kF32, kF32},
-    {"cross_entropy", kF32, kF32},
-    {"kl_div", kF32, kF32},
-    {"binary_cross_entropy_with_logits", kF32, kF32},
-    {"binary_cross_entropy", kF32, kF32},  // refused on CUDA, as PyTorch: see Region
-};
 
 struct State {
   bool enabled[kNumDeviceTypes] = {false, false};
@@ -102,6 +49,9 @@ struct State {
 };
 
 thread_local State state;
+// Enabled guards on every thread: an op outside any region pays one relaxed load, not a
+// thread-local lookup (Note [Made once, read often] in src/backend/once.h on what those cost).
+std::atomic<int> enabled_guards{0};
 
 int index_of(DeviceType t) { return static_cast<int>(t); }
 
@@ -125,21 +75,16 @@ Tensor cached_cast(const Tensor& t, DType target) {
 
 }  // namespace
 
-Policy policy(const char* op, DeviceType device_type) {
-  for (const Entry& e : kTable)
-    if (std::strcmp(e.op, op) == 0) return device_type == DeviceType::CUDA ? e.cuda : e.cpu;
-  return Policy::AsIs;
-}
-
 bool any_enabled() { return state.any > 0; }
 
-Region::Region(const char* op, const Tensor& like) {
+Region::Region(OpId op, const Tensor& like) {
+  if (enabled_guards.load(std::memory_order_relaxed) == 0) return;
   if (state.any == 0 || !like.defined()) return;
   device_type_ = like.device().type;
   if (!state.enabled[index_of(device_type_)]) return;
   policy_ = policy(op, device_type_);
   if (policy_ == Policy::AsIs) return;
-  RCUDA_CHECK(!(device_type_ == DeviceType::CUDA && std::strcmp(op, "binary_cross_entropy") == 0),
+  RCUDA_CHECK(!(device_type_ == DeviceType::CUDA && op == OpId::BinaryCrossEntropy),
               ValueError,
               "binary_cross_entropy: unsafe to autocast on CUDA (a float16 probability of 1 or 0 "
               "loses the loss); use binary_cross_entropy_with_logits on the logits, or compute "
@@ -182,7 +127,10 @@ AutocastGuard::AutocastGuard(DeviceType device_type, DType dtype, bool enabled)
   s.enabled[i] = enabled;
   s.dtype[i] = dtype;
   counted_ = enabled;
-  if (enabled) ++s.depth;
+  if (enabled) {
+    ++s.depth;
+    autocast::enabled_guards.fetch_add(1, std::memory_order_relaxed);
+  }
   autocast::recount();
 }
 
@@ -192,7 +140,9 @@ AutocastGuard::~AutocastGuard() {
   s.enabled[i] = was_enabled_;
   s.dtype[i] = previous_dtype_;
   autocast::recount();
-  if (counted_ && --s.depth == 0) s.cache.clear();
+  if (!counted_) return;
+  autocast::enabled_guards.fetch_sub(1, std::memory_order_relaxed);
+  if (--s.depth == 0) s.cache.clear();
 }
 
 bool is_autocast_enabled(DeviceType device_type) {

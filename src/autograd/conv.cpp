@@ -3,8 +3,10 @@
 #include "rcuda/autograd/conv.h"
 
 #include <string>
+#include <vector>
 
 #include "grads/conv.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 
@@ -13,12 +15,13 @@ namespace {
 
 using autograd::ConvBackward;
 using autograd::ConvKind;
+using autograd::OpCall;
 using autograd::SavedTensor;
 
 template <typename Forward>
 Tensor record_conv(ConvKind kind, const Tensor& input, const Tensor& weight, const Tensor& bias,
                    const ConvParams& params, Forward forward) {
-  if (!autograd::should_record(input, weight, bias)) return forward();
+  if (!OpCall::records(input, weight, bias)) return forward();
   Tensor out = autograd::below_autograd(forward);
   auto node = autograd::make_node<ConvBackward>(input, weight, bias);
   node->kind = kind;
@@ -55,23 +58,54 @@ void check_1d(const char* arg, const Tensor& t, const char* layout) {
               shape_str(t.shape()));
 }
 
+std::vector<int64_t> as_list(const std::array<int64_t, 2>& a) { return {a[0], a[1]}; }
+
 }  // namespace
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const ConvParams& params) {
-  return record_conv(ConvKind::Convolution, input, weight, bias, params,
-                     [&] { return ops::conv2d(input, weight, bias, params); });
+  OpCall call(OpId::Conv2d, input);
+  if (call.autocasts()) return conv2d(call.cast(input), call.cast(weight), call.cast(bias), params);
+  Tensor out = record_conv(ConvKind::Convolution, input, weight, bias, params,
+                           [&] { return ops::conv2d(input, weight, bias, params); });
+  if (call.reported()) {
+    Attributes attrs{{"stride", as_list(params.stride)},
+                     {"padding", as_list(params.padding)},
+                     {"dilation", as_list(params.dilation)},
+                     {"groups", params.groups}};
+    if (params.padding_end_extra != std::array<int64_t, 2>{0, 0})
+      attrs.set("padding_end_extra", as_list(params.padding_end_extra));
+    call.report({input, weight, bias}, attrs, {out});
+  }
+  return out;
 }
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const ConvParams& params, std::array<int64_t, 2> output_padding) {
-  return record_conv(ConvKind::Transposed, input, weight, bias, params, [&] {
+  OpCall call(OpId::ConvTranspose2d, input);
+  if (call.autocasts())
+    return conv_transpose2d(call.cast(input), call.cast(weight), call.cast(bias), params,
+                            output_padding);
+  Tensor out = record_conv(ConvKind::Transposed, input, weight, bias, params, [&] {
     return ops::conv_transpose2d(input, weight, bias, params, output_padding);
   });
+  if (call.reported())
+    call.report({input, weight, bias},
+                {{"stride", as_list(params.stride)},
+                 {"padding", as_list(params.padding)},
+                 {"output_padding", as_list(output_padding)},
+                 {"groups", params.groups},
+                 {"dilation", as_list(params.dilation)}},
+                {out});
+  return out;
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride,
               int64_t padding, int64_t dilation, int64_t groups, int64_t padding_end_extra) {
+  OpCall call(OpId::Conv1d, input);
+  if (call.autocasts())
+    return conv1d(call.cast(input), call.cast(weight), call.cast(bias), stride, padding, dilation,
+                  groups, padding_end_extra);
   check_1d("input", input, "[N, C, L]");
   check_1d("weight", weight, "[O, C / groups, K]");
   ConvParams p;
@@ -80,8 +114,19 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int
   p.dilation = {1, dilation};
   p.groups = groups;
   p.padding_end_extra = {0, padding_end_extra};
-  return as_conv1d(
+  Tensor out = as_conv1d(
       [&] { return rcuda::conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, p).squeeze(2); });
+  if (call.reported()) {
+    // One-element lists, as the 1-D pools report theirs.
+    Attributes attrs{{"stride", std::vector<int64_t>{stride}},
+                     {"padding", std::vector<int64_t>{padding}},
+                     {"dilation", std::vector<int64_t>{dilation}},
+                     {"groups", groups}};
+    if (padding_end_extra != 0)
+      attrs.set("padding_end_extra", std::vector<int64_t>{padding_end_extra});
+    call.report({input, weight, bias}, attrs, {out});
+  }
+  return out;
 }
 
 }  // namespace rcuda

@@ -2,16 +2,22 @@
 // finds, and keeps them for backward (grads/index_put.cpp).
 #include "grads/index_put.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 
 namespace rcuda {
+namespace {
 
-const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, const Tensor& values,
-                         bool accumulate) {
-  autograd::check_inplace("index_put_", self);
-  if (!autograd::should_record(self, values))
-    return ops::index_put_(self, indices, values, accumulate);
+using autograd::OpCall;
+
+// Writes self[indices] = values (or +=), recording when self or values requires grad.
+void write_index_put(const Tensor& self, const ops::IndexList& indices, const Tensor& values,
+                     bool accumulate) {
+  if (!OpCall::records(self, values)) {
+    ops::index_put_(self, indices, values, accumulate);
+    return;
+  }
   autograd::check_not_view("index_put_", self, "index the tensor itself");
   const Tensor positions =
       autograd::below_autograd([&] { return ops::index_put_positions(self, indices, values); });
@@ -21,6 +27,22 @@ const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, cons
   autograd::below_autograd(
       [&]() -> const Tensor& { return ops::put_(self, positions, values, accumulate); });
   autograd::set_history(self, node);
+}
+
+}  // namespace
+
+const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, const Tensor& values,
+                         bool accumulate) {
+  OpCall call(OpId::IndexPut, self);
+  autograd::check_inplace("index_put_", self);
+  write_index_put(self, indices, values, accumulate);
+  if (call.reported()) {
+    // self, then one input per index (undefined where the list takes a whole dim), then values.
+    std::vector<Tensor> inputs{self};
+    for (const std::optional<Tensor>& index : indices) inputs.push_back(index.value_or(Tensor()));
+    inputs.push_back(values);
+    call.report(inputs, {{"accumulate", accumulate}}, {self});
+  }
   return self;
 }
 

@@ -4,18 +4,20 @@
 // updated in place by the forward and never carry a gradient.
 #include "grads/norm.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 
 namespace rcuda {
 namespace {
 
 using autograd::NormKind;
+using autograd::OpCall;
 using autograd::SavedTensor;
 
 template <typename Forward>
 Tensor record_norm(NormKind kind, const Tensor& x, const Tensor& weight, const Tensor& bias,
                    int64_t groups, bool batch_stats, Forward forward) {
-  if (!autograd::should_record(x, weight, bias)) return forward().out;
+  if (!OpCall::records(x, weight, bias)) return forward().out;
   const ops::NormForward f = autograd::below_autograd(forward);
   auto node = autograd::make_node<autograd::NormBackward>(x, weight, bias);
   node->kind = kind;
@@ -34,25 +36,43 @@ Tensor record_norm(NormKind kind, const Tensor& x, const Tensor& weight, const T
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
-  return record_norm(NormKind::Batch, x, weight, bias, 1, training, [&] {
+  OpCall call(OpId::BatchNorm, x);
+  Tensor out = record_norm(NormKind::Batch, x, weight, bias, 1, training, [&] {
     return ops::batch_norm_forward(x, running_mean, running_var, weight, bias, training, momentum,
                                    eps);
   });
+  if (call.reported())
+    call.report({x, running_mean, running_var, weight, bias},
+                {{"training", training}, {"momentum", momentum}, {"eps", eps}}, {out});
+  return out;
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
-  return record_norm(NormKind::Group, x, weight, bias, num_groups, true,
-                     [&] { return ops::group_norm_forward(x, num_groups, weight, bias, eps); });
+  OpCall call(OpId::GroupNorm, x);
+  if (call.autocasts())
+    return group_norm(call.cast(x), num_groups, call.cast(weight), call.cast(bias), eps);
+  Tensor out = record_norm(NormKind::Group, x, weight, bias, num_groups, true, [&] {
+    return ops::group_norm_forward(x, num_groups, weight, bias, eps);
+  });
+  if (call.reported())
+    call.report({x, weight, bias}, {{"num_groups", num_groups}, {"eps", eps}}, {out});
+  return out;
 }
 
 Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                      const Tensor& weight, const Tensor& bias, bool use_input_stats,
                      double momentum, double eps) {
-  return record_norm(NormKind::Instance, x, weight, bias, 1, use_input_stats, [&] {
+  OpCall call(OpId::InstanceNorm, x);
+  Tensor out = record_norm(NormKind::Instance, x, weight, bias, 1, use_input_stats, [&] {
     return ops::instance_norm_forward(x, running_mean, running_var, weight, bias, use_input_stats,
                                       momentum, eps);
   });
+  if (call.reported())
+    call.report({x, running_mean, running_var, weight, bias},
+                {{"use_input_stats", use_input_stats}, {"momentum", momentum}, {"eps", eps}},
+                {out});
+  return out;
 }
 
 }  // namespace rcuda

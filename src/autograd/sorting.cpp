@@ -5,6 +5,7 @@
 
 #include "grads/sorting.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 
@@ -12,12 +13,13 @@ namespace rcuda {
 namespace {
 
 using autograd::IndexedKind;
+using autograd::OpCall;
 
 // values (and indices) from forward(); values record an IndexedBackward over the indices.
 template <typename Forward>
 std::pair<Tensor, Tensor> record_indexed(IndexedKind kind, const Tensor& x, int64_t dim,
                                          bool keepdim, Forward forward) {
-  if (!autograd::should_record(x)) return forward();
+  if (!OpCall::records(x)) return forward();
   std::pair<Tensor, Tensor> out = autograd::below_autograd(forward);
   auto node = autograd::make_node<autograd::IndexedBackward>(x);
   node->kind = kind;
@@ -30,7 +32,7 @@ std::pair<Tensor, Tensor> record_indexed(IndexedKind kind, const Tensor& x, int6
 
 template <typename Forward>
 Tensor record_cumulative(bool is_prod, const Tensor& x, int64_t dim, Forward forward) {
-  if (!autograd::should_record(x)) return forward();
+  if (!OpCall::records(x)) return forward();
   Tensor out = autograd::below_autograd(forward);
   if (!is_floating(out.dtype())) return out;
   auto node = autograd::make_node<autograd::CumulativeBackward>(x);
@@ -42,57 +44,109 @@ Tensor record_cumulative(bool is_prod, const Tensor& x, int64_t dim, Forward for
   return out;
 }
 
+// Reports a call with two outputs (values, indices).
+void report_pair(const OpCall& call, const Tensor& x, const Attributes& attrs,
+                 const std::pair<Tensor, Tensor>& out) {
+  call.report({x}, attrs, {out.first, out.second});
+}
+
 }  // namespace
 
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable) {
-  return record_indexed(IndexedKind::Sort, x, dim, true,
-                        [&] { return ops::sort(x, dim, descending, stable); });
+  OpCall call(OpId::Sort, x);
+  std::pair<Tensor, Tensor> out = record_indexed(
+      IndexedKind::Sort, x, dim, true, [&] { return ops::sort(x, dim, descending, stable); });
+  if (call.reported())
+    report_pair(call, x, {{"dim", dim}, {"descending", descending}, {"stable", stable}}, out);
+  return out;
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
-  return record_indexed(IndexedKind::Topk, x, dim, true,
-                        [&] { return ops::topk(x, k, dim, largest, sorted); });
+  OpCall call(OpId::Topk, x);
+  std::pair<Tensor, Tensor> out = record_indexed(
+      IndexedKind::Topk, x, dim, true, [&] { return ops::topk(x, k, dim, largest, sorted); });
+  if (call.reported())
+    report_pair(call, x, {{"k", k}, {"dim", dim}, {"largest", largest}, {"sorted", sorted}}, out);
+  return out;
 }
 
 std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
-  return record_indexed(IndexedKind::Kthvalue, x, dim, keepdim,
-                        [&] { return ops::kthvalue(x, k, dim, keepdim); });
+  OpCall call(OpId::Kthvalue, x);
+  std::pair<Tensor, Tensor> out = record_indexed(IndexedKind::Kthvalue, x, dim, keepdim,
+                                                 [&] { return ops::kthvalue(x, k, dim, keepdim); });
+  if (call.reported()) report_pair(call, x, {{"k", k}, {"dim", dim}, {"keepdim", keepdim}}, out);
+  return out;
 }
 
 std::pair<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
-  return record_indexed(IndexedKind::Median, x, dim, keepdim,
-                        [&] { return ops::median(x, dim, keepdim); });
+  OpCall call(OpId::Median, x);
+  std::pair<Tensor, Tensor> out = record_indexed(IndexedKind::Median, x, dim, keepdim,
+                                                 [&] { return ops::median(x, dim, keepdim); });
+  if (call.reported()) report_pair(call, x, {{"dim", dim}, {"keepdim", keepdim}}, out);
+  return out;
 }
 
+// The whole-tensor form: one output, no attributes (as max(x)).
 Tensor median(const Tensor& x) {
+  OpCall call(OpId::Median, x);
   RCUDA_CHECK(x.numel() > 0, ValueError, "median: expected a non-empty tensor, got shape ",
               shape_str(x.shape()));
-  return median(reshape(x, {x.numel()}), 0, false).first;
+  Tensor out = median(reshape(x, {x.numel()}), 0, false).first;
+  if (call.reported()) call.report({x}, {}, {out});
+  return out;
 }
 
 std::pair<Tensor, Tensor> mode(const Tensor& x, int64_t dim, bool keepdim) {
-  return record_indexed(IndexedKind::Mode, x, dim, keepdim,
-                        [&] { return ops::mode(x, dim, keepdim); });
+  OpCall call(OpId::Mode, x);
+  std::pair<Tensor, Tensor> out = record_indexed(IndexedKind::Mode, x, dim, keepdim,
+                                                 [&] { return ops::mode(x, dim, keepdim); });
+  if (call.reported()) report_pair(call, x, {{"dim", dim}, {"keepdim", keepdim}}, out);
+  return out;
 }
 
 std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) {
-  return record_indexed(IndexedKind::Cummax, x, dim, true, [&] { return ops::cummax(x, dim); });
+  OpCall call(OpId::Cummax, x);
+  std::pair<Tensor, Tensor> out =
+      record_indexed(IndexedKind::Cummax, x, dim, true, [&] { return ops::cummax(x, dim); });
+  if (call.reported()) report_pair(call, x, {{"dim", dim}}, out);
+  return out;
 }
 
 std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) {
-  return record_indexed(IndexedKind::Cummin, x, dim, true, [&] { return ops::cummin(x, dim); });
+  OpCall call(OpId::Cummin, x);
+  std::pair<Tensor, Tensor> out =
+      record_indexed(IndexedKind::Cummin, x, dim, true, [&] { return ops::cummin(x, dim); });
+  if (call.reported()) report_pair(call, x, {{"dim", dim}}, out);
+  return out;
 }
 
 Tensor cumprod(const Tensor& x, int64_t dim) {
-  return record_cumulative(true, x, dim, [&] { return ops::cumprod(x, dim); });
+  OpCall call(OpId::Cumprod, x);
+  if (call.autocasts()) return cumprod(call.cast(x), dim);
+  Tensor out = record_cumulative(true, x, dim, [&] { return ops::cumprod(x, dim); });
+  if (call.reported()) call.report({x}, {{"dim", dim}}, {out});
+  return out;
 }
 
 Tensor logcumsumexp(const Tensor& x, int64_t dim) {
-  return record_cumulative(false, x, dim, [&] { return ops::logcumsumexp(x, dim); });
+  OpCall call(OpId::Logcumsumexp, x);
+  Tensor out = record_cumulative(false, x, dim, [&] { return ops::logcumsumexp(x, dim); });
+  if (call.reported()) call.report({x}, {{"dim", dim}}, {out});
+  return out;
+}
+
+// Index results record nothing; a trace sees the call.
+Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
+  OpCall call(OpId::Argsort, x);
+  Tensor out = ops::argsort(x, dim, descending, stable);
+  if (call.reported())
+    call.report({x}, {{"dim", dim}, {"descending", descending}, {"stable", stable}}, {out});
+  return out;
 }
 
 Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
                 const std::string& interpolation) {
+  OpCall call(OpId::Quantile, x);
   constexpr const char* kOp = "quantile";
   const bool linear = interpolation == "linear", midpoint = interpolation == "midpoint";
   RCUDA_CHECK(linear || midpoint || interpolation == "lower" || interpolation == "higher" ||
@@ -170,7 +224,15 @@ Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim, bo
       result = reshape(result, shape);
     }
   }
-  return contiguous(result);
+  result = contiguous(result);
+  if (call.reported()) {
+    Attributes attrs;
+    if (dim) attrs.set("dim", *dim);
+    attrs.set("keepdim", keepdim);
+    attrs.set("interpolation", interpolation);
+    call.report({x, q}, attrs, {result});
+  }
+  return result;
 }
 
 }  // namespace rcuda

@@ -2,6 +2,7 @@
 // record through a hook] in rcuda/tensor/autograd_meta.h).
 #include "grads/views.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 
@@ -11,10 +12,60 @@ namespace {
 using autograd::below_autograd;
 using autograd::make_node;
 using autograd::set_history;
-using autograd::should_record;
+using autograd::OpCall;
+
+// A view's call as an observer hears it: the view method's own arguments (docs/graph.md).
+void report_view(const Tensor& base, const Tensor& view, const ViewSpec& spec) {
+  Attributes attrs;
+  OpId op = OpId::View;
+  switch (spec.kind) {
+    case ViewKind::View:
+      attrs.set("shape", std::vector<int64_t>(view.shape().begin(), view.shape().end()));
+      break;
+    case ViewKind::Permute:
+      op = OpId::Permute;
+      attrs.set("dims", std::vector<int64_t>(spec.dims.begin(), spec.dims.end()));
+      break;
+    case ViewKind::Transpose:
+      op = OpId::Transpose;
+      attrs.set("dim0", spec.dim0);
+      attrs.set("dim1", spec.dim1);
+      break;
+    case ViewKind::Slice:
+      op = OpId::Slice;
+      attrs.set("dim", spec.dim0);
+      attrs.set("start", spec.start);
+      attrs.set("end", spec.end);
+      attrs.set("step", spec.step);
+      break;
+    case ViewKind::Select:
+      op = OpId::Select;
+      attrs.set("dim", spec.dim0);
+      attrs.set("index", spec.start);
+      break;
+    case ViewKind::Expand:
+      op = OpId::Expand;
+      attrs.set("shape", std::vector<int64_t>(view.shape().begin(), view.shape().end()));
+      break;
+    case ViewKind::Diagonal:
+      op = OpId::Diagonal;
+      attrs.set("offset", spec.start);
+      attrs.set("dim1", spec.dim0);
+      attrs.set("dim2", spec.dim1);
+      break;
+    case ViewKind::AsStrided:
+      op = OpId::AsStrided;
+      attrs.set("size", std::vector<int64_t>(view.shape().begin(), view.shape().end()));
+      attrs.set("stride", std::vector<int64_t>(view.strides().begin(), view.strides().end()));
+      attrs.set("storage_offset", view.offset());
+      break;
+  }
+  autograd::report_op(op, {base}, attrs, {view});
+}
 
 void record_view_of(const Tensor& base, const Tensor& view, const ViewSpec& spec) {
-  if (!base.requires_grad()) return;
+  if (autograd::observed()) report_view(base, view, spec);
+  if (!GradMode::is_enabled() || !base.requires_grad()) return;
   auto node = make_node<autograd::ViewBackward>(base);
   node->spec = spec;
   if (spec.kind == ViewKind::AsStrided) {
@@ -36,48 +87,86 @@ const bool view_hook_installed = [] {
 // Records a node of type N with the single input t, for ops whose gradient needs nothing saved.
 template <typename N, typename Forward>
 Tensor record_simple(const Tensor& t, Forward forward) {
-  if (!should_record(t)) return forward();
+  if (!OpCall::records(t)) return forward();
   Tensor out = below_autograd(forward);
   if (out.is_same(t)) return out;  // nothing changed (to() of the same dtype, contiguous())
   set_history(out, make_node<N>(t));
   return out;
 }
 
+// The funnel around record_simple: the call is reported with `attrs` (made only when asked).
+template <typename N, typename Forward, typename MakeAttrs>
+Tensor simple_call(OpId op, const Tensor& t, Forward forward, MakeAttrs attrs) {
+  OpCall call(op, t);
+  Tensor out = record_simple<N>(t, forward);
+  if (call.reported()) call.report({t}, attrs(), {out});
+  return out;
+}
+
+Attributes none() { return {}; }
+
+std::vector<int64_t> dims_of(const Shape& shape) { return {shape.begin(), shape.end()}; }
+
 }  // namespace
 
 Tensor reshape(const Tensor& t, const Shape& shape) {
-  return record_simple<autograd::ReshapeBackward>(t, [&] { return ops::reshape(t, shape); });
+  return simple_call<autograd::ReshapeBackward>(
+      OpId::Reshape, t, [&] { return ops::reshape(t, shape); },
+      [&] { return Attributes{{"shape", dims_of(shape)}}; });
 }
 Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
-  return record_simple<autograd::ReshapeBackward>(
-      t, [&] { return ops::flatten(t, start_dim, end_dim); });
+  return simple_call<autograd::ReshapeBackward>(
+      OpId::Flatten, t, [&] { return ops::flatten(t, start_dim, end_dim); },
+      [&] { return Attributes{{"start_dim", start_dim}, {"end_dim", end_dim}}; });
 }
 Tensor contiguous(const Tensor& t) {
-  return record_simple<autograd::ToBackward>(t, [&] { return ops::contiguous(t); });
+  return simple_call<autograd::ToBackward>(
+      OpId::Contiguous, t, [&] { return ops::contiguous(t); }, none);
 }
 Tensor contiguous(const Tensor& t, MemoryFormat format) {
-  return record_simple<autograd::ToBackward>(t, [&] { return ops::contiguous(t, format); });
+  return simple_call<autograd::ToBackward>(
+      OpId::Contiguous, t, [&] { return ops::contiguous(t, format); },
+      [&] {
+        return Attributes{{"memory_format", std::string(format == MemoryFormat::ChannelsLast
+                                                             ? "channels_last"
+                                                             : "contiguous")}};
+      });
 }
 Tensor clone(const Tensor& t) {
-  return record_simple<autograd::ToBackward>(t, [&] { return ops::clone(t); });
+  return simple_call<autograd::ToBackward>(OpId::Clone, t, [&] { return ops::clone(t); }, none);
 }
 Tensor to(const Tensor& t, DType dtype) {
-  return record_simple<autograd::ToBackward>(t, [&] { return ops::to(t, dtype); });
+  return simple_call<autograd::ToBackward>(
+      OpId::To, t, [&] { return ops::to(t, dtype); },
+      [&] { return Attributes{{"dtype", std::string(dtype_name(dtype))}}; });
 }
 Tensor to(const Tensor& t, Device device) {
-  return record_simple<autograd::ToBackward>(t, [&] { return ops::to(t, device); });
+  return simple_call<autograd::ToBackward>(
+      OpId::To, t, [&] { return ops::to(t, device); },
+      [&] { return Attributes{{"device", device.str()}}; });
 }
 Tensor to(const Tensor& t, Device device, DType dtype) {
-  return record_simple<autograd::ToBackward>(t, [&] { return ops::to(t, device, dtype); });
+  return simple_call<autograd::ToBackward>(
+      OpId::To, t, [&] { return ops::to(t, device, dtype); },
+      [&] {
+        return Attributes{{"dtype", std::string(dtype_name(dtype))}, {"device", device.str()}};
+      });
 }
 
+// In-place ops are reported with the changed tensor as their output: a trace takes that as a
+// new value of the tensor (docs/graph.md).
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   autograd::check_inplace("copy_", dst);
-  if (!should_record(dst, src)) return ops::copy_(dst, src);
-  autograd::check_not_view("copy_", dst);
-  auto node = make_node<autograd::CopyBackward>(dst, src);
-  below_autograd([&] { return ops::copy_(dst, src); });
-  set_history(dst, node);
+  OpCall call(OpId::CopyInplace, dst);
+  if (!OpCall::records(dst, src)) {
+    ops::copy_(dst, src);
+  } else {
+    autograd::check_not_view("copy_", dst);
+    auto node = make_node<autograd::CopyBackward>(dst, src);
+    below_autograd([&] { return ops::copy_(dst, src); });
+    set_history(dst, node);
+  }
+  if (call.reported()) call.report({dst, src}, {}, {dst});
   return dst;
 }
 
@@ -86,30 +175,38 @@ namespace {
 // fill_, uniform_, normal_: every element overwritten, so no gradient flows to the old values;
 // the tensor takes a FillBackward into its history (refused for leaves and views as copy_).
 template <typename Forward>
-const Tensor& record_overwrite(const char* op, const Tensor& t, Forward forward) {
+const Tensor& record_overwrite(OpId id, const Tensor& t, const Attributes& attrs,
+                               Forward forward) {
+  const char* op = op_name(id);
   autograd::check_inplace(op, t);
-  if (!should_record(t)) return forward();
-  autograd::check_not_view(op, t);
-  auto node = make_node<autograd::FillBackward>(t);
-  below_autograd(forward);
-  set_history(t, node);
+  OpCall call(id, t);
+  if (!OpCall::records(t)) {
+    forward();
+  } else {
+    autograd::check_not_view(op, t);
+    auto node = make_node<autograd::FillBackward>(t);
+    below_autograd(forward);
+    set_history(t, node);
+  }
+  if (call.reported()) call.report({t}, attrs, {t});
   return t;
 }
 
 }  // namespace
 
 const Tensor& uniform_(const Tensor& t, double low, double high) {
-  return record_overwrite("uniform_", t,
+  return record_overwrite(OpId::UniformInplace, t, {{"low", low}, {"high", high}},
                           [&]() -> const Tensor& { return ops::uniform_(t, low, high); });
 }
 
 const Tensor& normal_(const Tensor& t, double mean, double std) {
-  return record_overwrite("normal_", t,
+  return record_overwrite(OpId::NormalInplace, t, {{"mean", mean}, {"std", std}},
                           [&]() -> const Tensor& { return ops::normal_(t, mean, std); });
 }
 
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
-  return record_overwrite("fill_", t, [&]() -> const Tensor& { return ops::fill_(t, value); });
+  return record_overwrite(OpId::FillInplace, t, {{"value", value.to_double()}},
+                          [&]() -> const Tensor& { return ops::fill_(t, value); });
 }
 
 }  // namespace rcuda

@@ -3,13 +3,14 @@
 // from the recording ops (gather, sum, ...); cross_entropy is one node over the fused
 // primitives ops::cross_entropy_forward and ops::cross_entropy_backward.
 #include "nn_util.h"
-#include "rcuda/autograd/autocast.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/nn/loss.h"
 #include "rcuda/ops/nn.h"
 
 namespace rcuda::nn {
 
+using autograd::OpCall;
 using detail::check_floating;
 using detail::check_same_device;
 using detail::parse_reduction;
@@ -137,7 +138,7 @@ Tensor cross_entropy_fused(const Tensor& input, const Tensor& target, const Tens
   o.ignore_index = options.ignore_index;
   o.label_smoothing = options.label_smoothing;
   const Tensor fused_target = is_floating(target.dtype()) ? ops::to(target, input.dtype()) : target;
-  if (!autograd::should_record(input, target)) return ops::cross_entropy(input, fused_target, o);
+  if (!OpCall::records(input, target)) return ops::cross_entropy(input, fused_target, o);
   const ops::CrossEntropyForward forward =
       autograd::below_autograd([&] { return ops::cross_entropy_forward(input, fused_target, o); });
   auto node = autograd::make_node<CrossEntropyBackward>(input, target);
@@ -157,10 +158,11 @@ Tensor cross_entropy_fused(const Tensor& input, const Tensor& target, const Tens
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options) {
-  if (autocast::Region cast{"nll_loss", input}) {
+  OpCall call(OpId::NllLoss, input);
+  if (call.autocasts()) {
     NllLossOptions o = options;
-    o.weight = cast(options.weight);
-    return nll_loss(cast(input), target, o);
+    o.weight = call.cast(options.weight);
+    return nll_loss(call.cast(input), target, o);
   }
   constexpr const char* kOp = "nll_loss";
   const Reduction r = parse_reduction(kOp, options.reduction);
@@ -173,15 +175,20 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions&
   // No fused primitive (ops::cross_entropy_forward includes the log-softmax): a gather, whose
   // backward scatters into the input's shape.
   const NllTerms nll = nll_terms(input, target, weight, options.ignore_index, class_dim);
-  return reduce_weighted(nll.losses, nll.counted_weight, r);
+  const Tensor out = reduce_weighted(nll.losses, nll.counted_weight, r);
+  if (call.reported())
+    call.report({input, target, options.weight},
+                {{"reduction", options.reduction}, {"ignore_index", options.ignore_index}}, {out});
+  return out;
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyOptions& options) {
-  if (autocast::Region cast{"cross_entropy", input}) {
+  OpCall call(OpId::CrossEntropy, input);
+  if (call.autocasts()) {
     CrossEntropyOptions o = options;
-    o.weight = cast(options.weight);
-    return cross_entropy(cast(input), cast(target), o);
+    o.weight = call.cast(options.weight);
+    return cross_entropy(call.cast(input), call.cast(target), o);
   }
   constexpr const char* kOp = "cross_entropy";
   parse_reduction(kOp, options.reduction);  // ValueError unless "none", "mean" or "sum"
@@ -204,7 +211,14 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
   } else {
     check_class_targets(kOp, input, target);
   }
-  return cross_entropy_fused(input, target, weight, options, class_dim);
+  const Tensor out = cross_entropy_fused(input, target, weight, options, class_dim);
+  if (call.reported())
+    call.report({input, target, options.weight},
+                {{"reduction", options.reduction},
+                 {"ignore_index", options.ignore_index},
+                 {"label_smoothing", label_smoothing}},
+                {out});
+  return out;
 }
 
 }  // namespace rcuda::nn

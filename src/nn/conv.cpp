@@ -1,16 +1,17 @@
 // conv1d, conv2d and conv_transpose2d of torch.nn.functional over the recording convolutions
 // (rcuda/autograd/conv.h): argument forms, "same"/"valid" padding, unbatched input.
 #include "rcuda/nn/conv.h"
-#include "rcuda/autograd/autocast.h"
 
 #include <string>
 
 #include "nn_util.h"
 #include "rcuda/autograd/conv.h"
+#include "rcuda/autograd/funnel.h"
 
 namespace rcuda::nn {
 namespace {
 
+using autograd::OpCall;
 using Pair = std::array<int64_t, 2>;
 
 std::string list_str(const std::vector<int64_t>& v) {
@@ -75,27 +76,51 @@ std::pair<Tensor, bool> batched(const char* op, const Tensor& input, int64_t bat
   return {input.unsqueeze(0), true};
 }
 
+// The attributes of a convolution, each size one number per spatial dim (of `dims`, 1 or 2):
+// its numeric padding, or the padding mode ("same", "valid") that it was given instead.
+Attributes conv_attributes(const Pair& stride, const ConvPadding& padding, const Padding& resolved,
+                           const Pair& dilation, int64_t groups, int dims) {
+  const auto list = [dims](const Pair& v) {
+    return dims == 1 ? std::vector<int64_t>{v[1]} : std::vector<int64_t>{v[0], v[1]};
+  };
+  Attributes attrs{{"stride", list(stride)}};
+  if (padding.mode.empty())
+    attrs.set("padding", list(resolved.padding));
+  else
+    attrs.set("padding_mode", padding.mode);
+  attrs.set("dilation", list(dilation));
+  attrs.set("groups", groups);
+  return attrs;
+}
+
 }  // namespace
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const SpatialSize& stride, const ConvPadding& padding, const SpatialSize& dilation,
               int64_t groups) {
-  if (autocast::Region cast{"conv1d", input})
-    return conv1d(cast(input), cast(weight), cast(bias), stride, padding, dilation, groups);
+  OpCall call(OpId::Conv1d, input);
+  if (call.autocasts())
+    return conv1d(call.cast(input), call.cast(weight), call.cast(bias), stride, padding, dilation,
+                  groups);
   constexpr const char* kOp = "conv1d";
   const auto [x, unbatched] = batched(kOp, input, 3, "[N, C, L]");
   check_weight(kOp, weight, 3, "[O, C / groups, K]");
   const Pair s = per_dim(kOp, "stride", stride, 1), d = per_dim(kOp, "dilation", dilation, 1);
   const Padding p = resolve_padding(kOp, padding, {1, s[1]}, {1, d[1]}, {1, weight.size(2)}, 1);
   const Tensor y = rcuda::conv1d(x, weight, bias, s[1], p.padding[1], d[1], groups, p.end_extra[1]);
-  return unbatched ? y.squeeze(0) : y;
+  const Tensor out = unbatched ? y.squeeze(0) : y;
+  if (call.reported())
+    call.report({input, weight, bias}, conv_attributes(s, padding, p, d, groups, 1), {out});
+  return out;
 }
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const SpatialSize& stride, const ConvPadding& padding, const SpatialSize& dilation,
               int64_t groups) {
-  if (autocast::Region cast{"conv2d", input})
-    return conv2d(cast(input), cast(weight), cast(bias), stride, padding, dilation, groups);
+  OpCall call(OpId::Conv2d, input);
+  if (call.autocasts())
+    return conv2d(call.cast(input), call.cast(weight), call.cast(bias), stride, padding, dilation,
+                  groups);
   constexpr const char* kOp = "conv2d";
   const auto [x, unbatched] = batched(kOp, input, 4, "[N, C, H, W]");
   check_weight(kOp, weight, 4, "[O, C / groups, KH, KW]");
@@ -108,16 +133,21 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
   params.padding = p.padding;
   params.padding_end_extra = p.end_extra;
   const Tensor y = rcuda::conv2d(x, weight, bias, params);
-  return unbatched ? y.squeeze(0) : y;
+  const Tensor out = unbatched ? y.squeeze(0) : y;
+  if (call.reported())
+    call.report({input, weight, bias},
+                conv_attributes(params.stride, padding, p, params.dilation, groups, 2), {out});
+  return out;
 }
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const SpatialSize& stride, const SpatialSize& padding,
                         const SpatialSize& output_padding, int64_t groups,
                         const SpatialSize& dilation) {
-  if (autocast::Region cast{"conv_transpose2d", input})
-    return conv_transpose2d(cast(input), cast(weight), cast(bias), stride, padding, output_padding,
-                            groups, dilation);
+  OpCall call(OpId::ConvTranspose2d, input);
+  if (call.autocasts())
+    return conv_transpose2d(call.cast(input), call.cast(weight), call.cast(bias), stride, padding,
+                            output_padding, groups, dilation);
   constexpr const char* kOp = "conv_transpose2d";
   const auto [x, unbatched] = batched(kOp, input, 4, "[N, C, H, W]");
   check_weight(kOp, weight, 4, "[C, O / groups, KH, KW]");
@@ -126,9 +156,20 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   params.padding = per_dim(kOp, "padding", padding, 2);
   params.dilation = per_dim(kOp, "dilation", dilation, 2);
   params.groups = groups;
-  const Tensor y = rcuda::conv_transpose2d(x, weight, bias, params,
-                                           per_dim(kOp, "output_padding", output_padding, 2));
-  return unbatched ? y.squeeze(0) : y;
+  const Pair out_padding = per_dim(kOp, "output_padding", output_padding, 2);
+  const Tensor y = rcuda::conv_transpose2d(x, weight, bias, params, out_padding);
+  const Tensor out = unbatched ? y.squeeze(0) : y;
+  if (call.reported()) {
+    const auto list = [](const Pair& v) { return std::vector<int64_t>{v[0], v[1]}; };
+    call.report({input, weight, bias},
+                {{"stride", list(params.stride)},
+                 {"padding", list(params.padding)},
+                 {"output_padding", list(out_padding)},
+                 {"groups", groups},
+                 {"dilation", list(params.dilation)}},
+                {out});
+  }
+  return out;
 }
 
 }  // namespace rcuda::nn

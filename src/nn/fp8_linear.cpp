@@ -24,6 +24,7 @@
 #include "rcuda/nn/fp8_linear.h"
 
 #include "nn_util.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -34,6 +35,7 @@
 
 namespace rcuda::nn {
 
+using autograd::OpCall;
 using autograd::SavedTensor;
 
 namespace {
@@ -88,6 +90,41 @@ void check_fp8_operand(const char* arg, const Tensor& t) {
       t.dtype() == DType::Float32 || t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16,
       DTypeError, "fp8_linear: ", arg, " must be float32, float16 or bfloat16, got ",
       dtype_name(t.dtype()));
+}
+
+// fp8_linear of checked arguments with x 2-D: one step of the state, the float8 product, and
+// its node when the call records.
+Tensor fp8_linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                     Fp8LinearState& state) {
+  const bool record = OpCall::records(x, weight, bias);
+  const bool want_x = record && autograd::needs_grad(x);
+  const bool want_w = record && autograd::needs_grad(weight);
+  const bool w_fp8 = want_w && x.size(0) % 16 == 0;
+  state.advance();
+  const Tensor& history = state.amax_history();
+  const Tensor s = state.scale(), s_inv = state.scale_inv();
+  ops::Float8Cast xc, wc;
+  const Tensor out = autograd::below_autograd([&] {
+    xc = ops::float8_cast(x, entry(s, kInputRow), amax_slot(history, kInputRow), kForwardFormat,
+                          true, w_fp8);
+    wc = ops::float8_cast(weight, entry(s, kWeightRow), amax_slot(history, kWeightRow),
+                          kForwardFormat, true, want_x);
+    // The bias goes into the product's epilogue: one rounding, no second pass over y.
+    return ops::scaled_mm(xc.data, wc.data.t(), entry(s_inv, kInputRow), entry(s_inv, kWeightRow),
+                          x.dtype(), bias);
+  });
+  if (!record) return out;
+  auto node = autograd::make_node<Fp8LinearBackward>(x, weight, bias);
+  node->amax_history = history;
+  node->input_dtype = x.dtype();
+  node->weight_dtype = weight.dtype();
+  node->scale = SavedTensor(s, SavedTensor::kInput);
+  node->scale_inv = SavedTensor(s_inv, SavedTensor::kInput);
+  if (want_x) node->weight_t8 = SavedTensor(wc.data_t, SavedTensor::kInput);
+  if (w_fp8) node->input_t8 = SavedTensor(xc.data_t, SavedTensor::kInput);
+  if (want_w && !w_fp8) node->input = SavedTensor(x, SavedTensor::kInput);
+  autograd::set_history(out, node);
+  return out;
 }
 
 }  // namespace
@@ -145,6 +182,8 @@ void Fp8LinearState::advance() {
 
 Tensor fp8_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   Fp8LinearState& state) {
+  OpCall call(OpId::Fp8Linear, x);
+  if (call.autocasts()) return fp8_linear(call.cast(x), call.cast(weight), call.cast(bias), state);
   constexpr const char* kOp = "fp8_linear";
   check_fp8_operand("input", x);
   check_fp8_operand("weight", weight);
@@ -171,41 +210,21 @@ Tensor fp8_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                 shape_str(bias.shape()));
     detail::check_same_device(kOp, "bias", bias, "input", x);
   }
+  // The state as the call found it: each step replaces its scale.
+  const Tensor scale_in = call.reported() ? state.scale() : Tensor();
+  Tensor out;
   if (x.dim() != 2) {
     Shape out_shape = x.shape();
     out_shape.back() = out_features;
-    return rcuda::reshape(fp8_linear(rcuda::reshape(x, {-1, in_features}), weight, bias, state),
-                          out_shape);
+    out = rcuda::reshape(fp8_linear(rcuda::reshape(x, {-1, in_features}), weight, bias, state),
+                         out_shape);
+  } else {
+    out = fp8_linear_2d(x, weight, bias, state);
   }
-
-  const bool record = autograd::should_record(x, weight, bias);
-  const bool want_x = record && autograd::needs_grad(x);
-  const bool want_w = record && autograd::needs_grad(weight);
-  const bool w_fp8 = want_w && x.size(0) % 16 == 0;
-  state.advance();
-  const Tensor& history = state.amax_history();
-  const Tensor s = state.scale(), s_inv = state.scale_inv();
-  ops::Float8Cast xc, wc;
-  const Tensor out = autograd::below_autograd([&] {
-    xc = ops::float8_cast(x, entry(s, kInputRow), amax_slot(history, kInputRow), kForwardFormat,
-                          true, w_fp8);
-    wc = ops::float8_cast(weight, entry(s, kWeightRow), amax_slot(history, kWeightRow),
-                          kForwardFormat, true, want_x);
-    // The bias goes into the product's epilogue: one rounding, no second pass over y.
-    return ops::scaled_mm(xc.data, wc.data.t(), entry(s_inv, kInputRow), entry(s_inv, kWeightRow),
-                          x.dtype(), bias);
-  });
-  if (!record) return out;
-  auto node = autograd::make_node<Fp8LinearBackward>(x, weight, bias);
-  node->amax_history = history;
-  node->input_dtype = x.dtype();
-  node->weight_dtype = weight.dtype();
-  node->scale = SavedTensor(s, SavedTensor::kInput);
-  node->scale_inv = SavedTensor(s_inv, SavedTensor::kInput);
-  if (want_x) node->weight_t8 = SavedTensor(wc.data_t, SavedTensor::kInput);
-  if (w_fp8) node->input_t8 = SavedTensor(xc.data_t, SavedTensor::kInput);
-  if (want_w && !w_fp8) node->input = SavedTensor(x, SavedTensor::kInput);
-  autograd::set_history(out, node);
+  // The state's tensors are inputs too, so that a replay steps the same history.
+  if (call.reported())
+    call.report({x, weight, bias, state.amax_history(), scale_in},
+                {{"margin", static_cast<int64_t>(state.recipe().margin)}}, {out});
   return out;
 }
 

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "nn_util.h"
-#include "rcuda/autograd/autocast.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/nn/layers.h"
 #include "rcuda/ops/linalg.h"
@@ -17,6 +17,7 @@
 
 namespace rcuda::nn {
 
+using autograd::OpCall;
 using autograd::SavedTensor;
 using detail::check_floating;
 using detail::check_same_device;
@@ -89,10 +90,55 @@ struct EmbeddingBackward final : autograd::Node {
   void release_saved() override { index.release(); }
 };
 
+// linear of a checked 2-D x: one GEMM, and its node when the call records.
+Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (!OpCall::records(x, weight, bias)) return ops::linear(x, weight, bias);
+  const Tensor out = autograd::below_autograd([&] { return ops::linear(x, weight, bias); });
+  auto node = autograd::make_node<LinearBackward>(x, weight, bias);
+  node->x = SavedTensor(x, SavedTensor::kInput);
+  node->weight = SavedTensor(weight, SavedTensor::kInput);
+  autograd::set_history(out, node);
+  return out;
+}
+
+// layer_norm of checked arguments, weight and bias in x's dtype: one fused pass, and its node
+// when the call records.
+Tensor layer_norm_forward(const Tensor& x, const Shape& normalized_shape, const Tensor& w,
+                          const Tensor& b, double eps) {
+  if (!OpCall::records(x, w, b)) return ops::layer_norm(x, normalized_shape, w, b, eps);
+  const ops::LayerNormForward forward = autograd::below_autograd(
+      [&] { return ops::layer_norm_forward(x, normalized_shape, w, b, eps); });
+  auto node = autograd::make_node<LayerNormBackward>(x, w, b);
+  node->normalized_shape = normalized_shape;
+  node->x = SavedTensor(x, SavedTensor::kInput);
+  node->weight = SavedTensor(w, SavedTensor::kInput);
+  node->bias = SavedTensor(b, SavedTensor::kInput);
+  node->mean = SavedTensor(forward.mean);
+  node->rstd = SavedTensor(forward.rstd);
+  autograd::set_history(forward.out, node);
+  return forward.out;
+}
+
+// dropout of checked arguments.
+Tensor dropout_forward(const Tensor& x, double p, bool training) {
+  if (!training || p == 0) return x;
+  if (p == 1) return mul(x, 0.0);  // as torch: zeros, NaN and inf inputs giving NaN
+  // One fused pass draws the mask (Philox, Note [Dropout mask]) and scales; the backward scales
+  // the gradient by the same mask.
+  if (!OpCall::records(x)) return ops::dropout(x, p).first;
+  const auto [out, mask] = autograd::below_autograd([&] { return ops::dropout(x, p); });
+  auto node = autograd::make_node<DropoutBackward>(x);
+  node->p = p;
+  node->mask = SavedTensor(mask);
+  autograd::set_history(out, node);
+  return out;
+}
+
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (autocast::Region cast{"linear", x}) return linear(cast(x), cast(weight), cast(bias));
+  OpCall call(OpId::Linear, x);
+  if (call.autocasts()) return linear(call.cast(x), call.cast(weight), call.cast(bias));
   constexpr const char* kOp = "linear";
   check_floating(kOp, "input", x);
   check_floating(kOp, "weight", weight);
@@ -119,41 +165,35 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                 " but input is ", dtype_name(x.dtype()));
     check_same_device(kOp, "bias", bias, "input", x);
   }
-  // Other ranks are the 2-D product of a recorded reshape: [..., K] as [-1, K].
+  // Other ranks are the 2-D product of a recorded reshape: [..., K] as [-1, K]. The inner
+  // calls are this one's implementation: the call is reported once, with x as given.
+  Tensor out;
   if (x.dim() != 2) {
     Shape out_shape = x.shape();
     out_shape.back() = out_features;
-    return reshape(linear(reshape(x, {-1, in_features}), weight, bias), out_shape);
+    out = reshape(linear(reshape(x, {-1, in_features}), weight, bias), out_shape);
+  } else {
+    out = linear_2d(x, weight, bias);
   }
-  if (!autograd::should_record(x, weight, bias)) return ops::linear(x, weight, bias);
-  const Tensor out = autograd::below_autograd([&] { return ops::linear(x, weight, bias); });
-  auto node = autograd::make_node<LinearBackward>(x, weight, bias);
-  node->x = SavedTensor(x, SavedTensor::kInput);
-  node->weight = SavedTensor(weight, SavedTensor::kInput);
-  autograd::set_history(out, node);
+  if (call.reported()) call.report({x, weight, bias}, {}, {out});
   return out;
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
+  OpCall call(OpId::Dropout, x);
+  if (call.autocasts()) return dropout(call.cast(x), p, training);
   RCUDA_CHECK(p >= 0 && p <= 1, ValueError, "dropout: p must be in [0, 1], got ", p);
   check_floating("dropout", "input", x);
-  if (!training || p == 0) return x;
-  if (p == 1) return mul(x, 0.0);  // as torch: zeros, NaN and inf inputs giving NaN
-  // One fused pass draws the mask (Philox, Note [Dropout mask]) and scales; the backward scales
-  // the gradient by the same mask.
-  if (!autograd::should_record(x)) return ops::dropout(x, p).first;
-  const auto [out, mask] = autograd::below_autograd([&] { return ops::dropout(x, p); });
-  auto node = autograd::make_node<DropoutBackward>(x);
-  node->p = p;
-  node->mask = SavedTensor(mask);
-  autograd::set_history(out, node);
+  const Tensor out = dropout_forward(x, p, training);
+  if (call.reported()) call.report({x}, {{"p", p}, {"training", training}}, {out});
   return out;
 }
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
-  if (autocast::Region cast{"layer_norm", x})
-    return layer_norm(cast(x), normalized_shape, cast(weight), cast(bias), eps);
+  OpCall call(OpId::LayerNorm, x);
+  if (call.autocasts())
+    return layer_norm(call.cast(x), normalized_shape, call.cast(weight), call.cast(bias), eps);
   constexpr const char* kOp = "layer_norm";
   check_floating(kOp, "input", x);
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
@@ -173,21 +213,15 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   // The primitive takes weight and bias in x's dtype; a cast of another records its own node.
   const Tensor w = weight.defined() && weight.dtype() != x.dtype() ? to(weight, x.dtype()) : weight;
   const Tensor b = bias.defined() && bias.dtype() != x.dtype() ? to(bias, x.dtype()) : bias;
-  if (!autograd::should_record(x, w, b)) return ops::layer_norm(x, normalized_shape, w, b, eps);
-  const ops::LayerNormForward forward = autograd::below_autograd(
-      [&] { return ops::layer_norm_forward(x, normalized_shape, w, b, eps); });
-  auto node = autograd::make_node<LayerNormBackward>(x, w, b);
-  node->normalized_shape = normalized_shape;
-  node->x = SavedTensor(x, SavedTensor::kInput);
-  node->weight = SavedTensor(w, SavedTensor::kInput);
-  node->bias = SavedTensor(b, SavedTensor::kInput);
-  node->mean = SavedTensor(forward.mean);
-  node->rstd = SavedTensor(forward.rstd);
-  autograd::set_history(forward.out, node);
-  return forward.out;
+  const Tensor out = layer_norm_forward(x, normalized_shape, w, b, eps);
+  if (call.reported())
+    call.report({x, weight, bias}, {{"normalized_shape", normalized_shape}, {"eps", eps}}, {out});
+  return out;
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  OpCall call(OpId::Embedding, indices);
+  if (call.autocasts()) return embedding(call.cast(indices), call.cast(weight), padding_idx);
   constexpr const char* kOp = "embedding";
   RCUDA_CHECK(weight.dim() == 2, ShapeError,
               "embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape ",
@@ -211,13 +245,22 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   const auto lookup = [&] {
     return ops::reshape(ops::index_select(weight, 0, ops::reshape(index, {-1})), out_shape);
   };
-  if (!autograd::should_record(weight)) return lookup();
-  Tensor rows = autograd::below_autograd(lookup);
-  auto node = autograd::make_node<EmbeddingBackward>(weight);
-  node->num_embeddings = num_embeddings;
-  node->padding_idx = padding_idx;
-  node->index = SavedTensor(index, SavedTensor::kInput);
-  autograd::set_history(rows, node);
+  Tensor rows;
+  if (!OpCall::records(weight)) {
+    rows = lookup();
+  } else {
+    rows = autograd::below_autograd(lookup);
+    auto node = autograd::make_node<EmbeddingBackward>(weight);
+    node->num_embeddings = num_embeddings;
+    node->padding_idx = padding_idx;
+    node->index = SavedTensor(index, SavedTensor::kInput);
+    autograd::set_history(rows, node);
+  }
+  if (call.reported()) {
+    Attributes attrs;
+    if (padding_idx) attrs.set("padding_idx", *padding_idx);
+    call.report({indices, weight}, attrs, {rows});
+  }
   return rows;
 }
 

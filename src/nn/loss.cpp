@@ -3,11 +3,12 @@
 #include <cmath>
 
 #include "nn_util.h"
-#include "rcuda/autograd/autocast.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/nn/loss.h"
 
 namespace rcuda::nn {
 
+using autograd::OpCall;
 using detail::check_broadcasts_to;
 using detail::check_floating;
 using detail::check_same_device;
@@ -67,52 +68,72 @@ void check_probabilities(const char* op, const Tensor& x) {
               largest);
 }
 
+// kl_div's "batchmean": torch divides the sum by the batch size, input.size(0), except for a
+// 0-dim input.
+Tensor batch_mean(const Tensor& losses, const Tensor& input) {
+  const Tensor total = sum(losses);
+  return input.dim() == 0 ? total : div(total, static_cast<double>(input.size(0)));
+}
+
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  if (autocast::Region cast{"mse_loss", input})
-    return mse_loss(cast(input), cast(target), reduction);
+  OpCall call(OpId::MseLoss, input);
+  if (call.autocasts()) return mse_loss(call.cast(input), call.cast(target), reduction);
   const Reduction r = parse_reduction("mse_loss", reduction);
   const Tensor d = difference("mse_loss", input, target);
-  return reduce(mul(d, d), r);
+  const Tensor out = reduce(mul(d, d), r);
+  if (call.reported()) call.report({input, target}, {{"reduction", reduction}}, {out});
+  return out;
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  if (autocast::Region cast{"l1_loss", input}) return l1_loss(cast(input), cast(target), reduction);
+  OpCall call(OpId::L1Loss, input);
+  if (call.autocasts()) return l1_loss(call.cast(input), call.cast(target), reduction);
   const Reduction r = parse_reduction("l1_loss", reduction);
-  return reduce(abs(difference("l1_loss", input, target)), r);
+  const Tensor out = reduce(abs(difference("l1_loss", input, target)), r);
+  if (call.reported()) call.report({input, target}, {{"reduction", reduction}}, {out});
+  return out;
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                       double beta) {
-  if (autocast::Region cast{"smooth_l1_loss", input})
-    return smooth_l1_loss(cast(input), cast(target), reduction, beta);
+  OpCall call(OpId::SmoothL1Loss, input);
+  if (call.autocasts()) return smooth_l1_loss(call.cast(input), call.cast(target), reduction, beta);
   const Reduction r = parse_reduction("smooth_l1_loss", reduction);
   RCUDA_CHECK(beta >= 0, ValueError, "smooth_l1_loss: beta must be non-negative, got ", beta);
   const Tensor d = difference("smooth_l1_loss", input, target);
   const Tensor distance = abs(d);
-  if (beta == 0) return reduce(distance, r);
-  return reduce(
-      where(ops::lt(distance, beta), mul(mul(d, d), 0.5 / beta), sub(distance, 0.5 * beta)), r);
+  const Tensor losses = beta == 0 ? distance
+                                  : where(ops::lt(distance, beta), mul(mul(d, d), 0.5 / beta),
+                                          sub(distance, 0.5 * beta));
+  const Tensor out = reduce(losses, r);
+  if (call.reported())
+    call.report({input, target}, {{"reduction", reduction}, {"beta", beta}}, {out});
+  return out;
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                   double delta) {
-  if (autocast::Region cast{"huber_loss", input})
-    return huber_loss(cast(input), cast(target), reduction, delta);
+  OpCall call(OpId::HuberLoss, input);
+  if (call.autocasts()) return huber_loss(call.cast(input), call.cast(target), reduction, delta);
   const Reduction r = parse_reduction("huber_loss", reduction);
   RCUDA_CHECK(delta > 0, ValueError, "huber_loss: delta must be positive, got ", delta);
   const Tensor d = difference("huber_loss", input, target);
   const Tensor distance = abs(d);
-  return reduce(
+  const Tensor out = reduce(
       where(ops::lt(distance, delta), mul(mul(d, d), 0.5), mul(sub(distance, 0.5 * delta), delta)),
       r);
+  if (call.reported())
+    call.report({input, target}, {{"reduction", reduction}, {"delta", delta}}, {out});
+  return out;
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
-  if (autocast::Region cast{"binary_cross_entropy", input})
-    return binary_cross_entropy(cast(input), cast(target), cast(weight), reduction);
+  OpCall call(OpId::BinaryCrossEntropy, input);
+  if (call.autocasts())
+    return binary_cross_entropy(call.cast(input), call.cast(target), call.cast(weight), reduction);
   constexpr const char* kOp = "binary_cross_entropy";
   const Reduction r = parse_reduction(kOp, reduction);
   check_floating(kOp, "input", input);
@@ -128,15 +149,18 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
       add(mul(target, clamped_log(input)), mul(one_minus(target), clamped_log_one_minus(input))),
       -1.0);
   if (weight.defined()) losses = mul(losses, weight);
-  return reduce(losses, r);
+  const Tensor out = reduce(losses, r);
+  if (call.reported()) call.report({input, target, weight}, {{"reduction", reduction}}, {out});
+  return out;
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const std::string& reduction,
                                         const Tensor& pos_weight) {
-  if (autocast::Region cast{"binary_cross_entropy_with_logits", input})
-    return binary_cross_entropy_with_logits(cast(input), cast(target), cast(weight), reduction,
-                                            cast(pos_weight));
+  OpCall call(OpId::BinaryCrossEntropyWithLogits, input);
+  if (call.autocasts())
+    return binary_cross_entropy_with_logits(call.cast(input), call.cast(target), call.cast(weight),
+                                            reduction, call.cast(pos_weight));
   constexpr const char* kOp = "binary_cross_entropy_with_logits";
   const Reduction r = parse_reduction(kOp, reduction);
   check_floating(kOp, "input", input);
@@ -159,13 +183,16 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
       add(mul(one_minus(target), input),
           positive_weight.defined() ? mul(positive_weight, log_sigmoid_neg) : log_sigmoid_neg);
   if (weight.defined()) losses = mul(losses, weight);
-  return reduce(losses, r);
+  const Tensor out = reduce(losses, r);
+  if (call.reported())
+    call.report({input, target, weight, pos_weight}, {{"reduction", reduction}}, {out});
+  return out;
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction,
               bool log_target) {
-  if (autocast::Region cast{"kl_div", input})
-    return kl_div(cast(input), cast(target), reduction, log_target);
+  OpCall call(OpId::KlDiv, input);
+  if (call.autocasts()) return kl_div(call.cast(input), call.cast(target), reduction, log_target);
   constexpr const char* kOp = "kl_div";
   const Reduction r = parse_reduction(kOp, reduction, /*allow_batchmean=*/true);
   check_floating(kOp, "input", input);
@@ -181,10 +208,10 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& redu
     const Tensor t_log_t = where(zero, 0.0, mul(target, log(where(zero, 1.0, target))));
     losses = sub(t_log_t, mul(target, input));
   }
-  if (r != Reduction::BatchMean) return reduce(losses, r);
-  // torch divides by the batch size, input.size(0), except for a 0-dim input.
-  const Tensor total = sum(losses);
-  return input.dim() == 0 ? total : div(total, static_cast<double>(input.size(0)));
+  const Tensor out = r == Reduction::BatchMean ? batch_mean(losses, input) : reduce(losses, r);
+  if (call.reported())
+    call.report({input, target}, {{"reduction", reduction}, {"log_target", log_target}}, {out});
+  return out;
 }
 
 }  // namespace rcuda::nn

@@ -9,12 +9,13 @@
 // DropoutBackward, so the recurrent primitives need no dropout state of their own (cuDNN's
 // dropout descriptor draws a mask no other backend could repeat).
 #include "rcuda/nn/rnn.h"
-#include "rcuda/autograd/autocast.h"
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/autograd/rnn.h"
 #include "rcuda/core/error.h"
 #include "rcuda/nn/layers.h"
@@ -55,26 +56,53 @@ RnnResult layer_by_layer(const Tensor& input, const Tensor& hx, const Tensor& cx
   return {x, cat(h_n, 0), c_n.empty() ? Tensor() : cat(c_n, 0)};
 }
 
+// What a call reports: its tensors (input, hx, cx, then the weights; hx and cx undefined when
+// not given), its options and the hidden size (w_hh_l0 is [G * H, H]), and its outputs (c_n
+// for LSTM only).
+void report_rnn(const autograd::OpCall& call, const Tensor& input, const Tensor& hx,
+                const Tensor& cx, const std::vector<Tensor>& weights, const RnnOptions& o,
+                const RnnResult& result) {
+  std::vector<Tensor> inputs = {input, hx, cx};
+  inputs.insert(inputs.end(), weights.begin(), weights.end());
+  std::vector<Tensor> outputs = {result.output, result.h_n};
+  if (result.c_n.defined()) outputs.push_back(result.c_n);
+  call.report(inputs,
+              {{"mode", std::string(ops::rnn_mode_name(o.mode))},
+               {"num_layers", o.num_layers},
+               {"hidden_size", weights.at(1).size(1)},
+               {"bidirectional", o.bidirectional},
+               {"batch_first", o.batch_first},
+               {"dropout", o.dropout},
+               {"training", o.training}},
+              outputs);
+}
+
 }  // namespace
 
 RnnResult rnn(const Tensor& input, const Tensor& hx, const Tensor& cx,
               const std::vector<Tensor>& weights, const RnnOptions& options) {
-  const char* policy_name = options.mode == Backend::RnnMode::Lstm  ? "lstm"
-                            : options.mode == Backend::RnnMode::Gru ? "gru"
-                                                                    : "rnn";
-  if (autocast::Region cast{policy_name, input}) {
+  const OpId op_id = options.mode == Backend::RnnMode::Lstm  ? OpId::Lstm
+                     : options.mode == Backend::RnnMode::Gru ? OpId::Gru
+                                                             : OpId::Rnn;
+  autograd::OpCall call(op_id, input);
+  if (call.autocasts()) {
     std::vector<Tensor> cast_weights;
-    for (const Tensor& w : weights) cast_weights.push_back(cast(w));
-    return rnn(cast(input), cast(hx), cast(cx), cast_weights, options);
+    for (const Tensor& w : weights) cast_weights.push_back(call.cast(w));
+    return rnn(call.cast(input), call.cast(hx), call.cast(cx), cast_weights, options);
   }
   const char* op = ops::rnn_mode_name(options.mode);
   RCUDA_CHECK(options.dropout >= 0 && options.dropout <= 1, ValueError, op,
               ": dropout must be in [0, 1], got ", options.dropout);
   const ops::RnnParams p = params_of(options);
-  if (!options.training || options.dropout == 0 || options.num_layers == 1)
-    return result_of(rcuda::rnn(input, hx, cx, weights, p));
-  ops::check_rnn_arguments(input, hx, cx, weights, p);  // errors name the whole stack's weights
-  return layer_by_layer(input, hx, cx, weights, options);
+  RnnResult result;
+  if (!options.training || options.dropout == 0 || options.num_layers == 1) {
+    result = result_of(rcuda::rnn(input, hx, cx, weights, p));
+  } else {
+    ops::check_rnn_arguments(input, hx, cx, weights, p);  // errors name the whole stack's weights
+    result = layer_by_layer(input, hx, cx, weights, options);
+  }
+  if (call.reported()) report_rnn(call, input, hx, cx, weights, options, result);
+  return result;
 }
 
 RnnResult lstm(const Tensor& input, const Tensor& hx, const Tensor& cx,

@@ -2,6 +2,7 @@
 #include "rcuda/tensor/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "rcuda/core/error.h"
@@ -75,15 +76,20 @@ Tensor Tensor::alias(Shape shape, Strides strides, int64_t offset) const {
 namespace {
 thread_local bool grad_mode_enabled = true;
 ViewHook view_hook = nullptr;
+// Observers of op calls alive on any thread (a trace): views go to the hook for them too.
+std::atomic<int> view_observers{0};
 const std::shared_ptr<autograd::Node> no_node;
 }  // namespace
 
 bool GradMode::is_enabled() { return grad_mode_enabled; }
 void GradMode::set_enabled(bool enabled) { grad_mode_enabled = enabled; }
 void set_view_hook(ViewHook hook) { view_hook = hook; }
+void observe_views(bool on) { view_observers.fetch_add(on ? 1 : -1, std::memory_order_relaxed); }
 
 Tensor record_view(const Tensor& base, Tensor view, const ViewSpec& spec) {
-  if (base.autograd_meta() != nullptr && view_hook != nullptr && grad_mode_enabled)
+  if (view_hook == nullptr) return view;
+  if ((base.autograd_meta() != nullptr && grad_mode_enabled) ||
+      view_observers.load(std::memory_order_relaxed) > 0)
     view_hook(base, view, spec);
   return view;
 }

@@ -12,6 +12,7 @@
 
 #include "rcuda/autograd/conv.h"  // convolutions: conv2d, conv1d, conv_transpose2d
 #include "rcuda/autograd/rnn.h"   // recurrent layers: rnn
+#include "rcuda/core/op.h"
 #include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -74,8 +75,10 @@ Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor elu(const Tensor& x, double alpha = 1.0);
 Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
 Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+// By name or OpId (R's by-name functions): the named op's own entry point, with its autocast.
 Tensor unary_op(const char* name, const Tensor& x);
-using ops::logical_not;
+Tensor unary_op(OpId op, const Tensor& x);
+Tensor logical_not(const Tensor& x);
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
 Tensor add(const Tensor& a, const Scalar& b);
@@ -96,21 +99,33 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b);
+Tensor binary_op(OpId op, const Tensor& a, const Tensor& b);
 // The same with a plain number on either side (as the bindings' `x * 2` and `2 - x`): it
 // promotes as a number and reaches the kernel by value (Note [Numbers as operands]).
 Tensor binary_op(const char* name, const Tensor& a, const Scalar& b);
 Tensor binary_op(const char* name, const Scalar& a, const Tensor& b);
+Tensor binary_op(OpId op, const Tensor& a, const Scalar& b);
+Tensor binary_op(OpId op, const Scalar& a, const Tensor& b);
 // Integer-valued results: no gradient flows through them (as torch's, which are zero).
-using ops::eq;
-using ops::floor_divide;
-using ops::ge;
-using ops::gt;
-using ops::le;
-using ops::logical_and;
-using ops::logical_or;
-using ops::logical_xor;
-using ops::lt;
-using ops::ne;
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+inline Tensor eq(const Tensor& a, const Scalar& b) { return binary_op(OpId::Eq, a, b); }
+inline Tensor ne(const Tensor& a, const Scalar& b) { return binary_op(OpId::Ne, a, b); }
+inline Tensor lt(const Tensor& a, const Scalar& b) { return binary_op(OpId::Lt, a, b); }
+inline Tensor le(const Tensor& a, const Scalar& b) { return binary_op(OpId::Le, a, b); }
+inline Tensor gt(const Tensor& a, const Scalar& b) { return binary_op(OpId::Gt, a, b); }
+inline Tensor ge(const Tensor& a, const Scalar& b) { return binary_op(OpId::Ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+inline Tensor floor_divide(const Tensor& a, const Scalar& b) {
+  return binary_op(OpId::FloorDivide, a, b);
+}
 using ops::result_type;
 
 // Complex tensors (rcuda/ops/complex.h, Note [Complex tensors]): views and composed
@@ -188,7 +203,7 @@ Tensor logcumsumexp(const Tensor& x, int64_t dim);
 // sort, gather and arithmetic, which record: the gradient flows to the elements it reads.
 Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim = std::nullopt,
                 bool keepdim = false, const std::string& interpolation = "linear");
-using ops::argsort;
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false, bool stable = false);
 using ops::bucketize;
 using ops::histc;
 using ops::randperm;
@@ -216,10 +231,10 @@ Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor cumsum(const Tensor& x, int64_t dim);
 // Bool and index results: no gradient.
-using ops::all;
-using ops::any;
-using ops::argmax;
-using ops::argmin;
+Tensor all(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor any(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
 // ---- matrix products (rcuda/ops/linalg.h); grads/linalg.cpp --------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);
@@ -245,8 +260,8 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
 Tensor masked_select(const Tensor& x, const Tensor& mask);
 // Index results: no gradient.
-using ops::nonzero;
-using ops::one_hot;
+Tensor nonzero(const Tensor& x);
+Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
 
 // ---- index_put_ (rcuda/ops/indexing.h, Note [Index lists]); grads/index_put.cpp ------------
 // self[indices] = values in place (+= with accumulate). Recorded when self or values requires

@@ -17,6 +17,7 @@
 
 #include "rcuda/core/device.h"
 #include "rcuda/core/dtype.h"
+#include "rcuda/core/op.h"
 #include "rcuda/tensor/tensor.h"
 
 namespace rcuda {
@@ -48,14 +49,8 @@ void clear_autocast_cache();
 
 }  // namespace rcuda
 
-// How an entry point applies autocast (Note [Autocast at the entry points] in
-// src/autograd/autocast.cpp):
-//
-//   Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-//     if (autocast::Region cast{"linear", x}) return linear(cast(x), cast(weight), cast(bias));
-//     ...
-//
-// A Region is true when autocast is on for the device type of its tensor and the table has a
+// How an entry point applies autocast: through its OpCall (rcuda/autograd/funnel.h, Note [The
+// funnel]), which holds the op's Region. A Region is true when autocast is on for the device type of its tensor and the table has a
 // policy for the op there; while it lives, autocast is off on this thread, so the call it makes
 // with the cast inputs (and whatever that call runs inside) sees them as they are.
 namespace rcuda::autocast {
@@ -68,8 +63,8 @@ enum class Policy : uint8_t {
   Float16,         // cast to float16 whatever the region's dtype (PyTorch's CUDA recurrent layers)
 };
 
-// The op's policy on the device type (the table in autocast.cpp).
-Policy policy(const char* op, DeviceType device_type);
+// The op's policy on the device type (the table in autocast_policy.cpp, indexed by OpId).
+Policy policy(OpId op, DeviceType device_type);
 
 // Any autocast region on this thread: one load, the entry points' fast path.
 bool any_enabled();
@@ -77,7 +72,7 @@ bool any_enabled();
 class Region {
  public:
   // `like` is the op's first tensor argument: its device type picks the region.
-  Region(const char* op, const Tensor& like);
+  Region(OpId op, const Tensor& like);
   ~Region();
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;

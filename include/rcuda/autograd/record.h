@@ -1,7 +1,7 @@
-// How an entry point records a node (docs/autograd.md, Note [Recording]):
+// How an entry point records a node (Note [Recording]; docs/autograd.md):
 //
 //   Tensor exp(const Tensor& x) {
-//     if (!should_record(x)) return ops::exp(x);
+//     if (!OpCall::records(x)) return ops::exp(x);
 //     Tensor out = below_autograd([&] { return ops::exp(x); });
 //     auto node = make_node<UnaryBackward>(x);   // edges to x's history, x's shape and dtype
 //     node->out = SavedTensor(out);                // what the formula needs
@@ -9,6 +9,22 @@
 //     return out;
 //   }
 //
+// Note [Recording]
+// ~~~~~~~~~~~~~~~~
+// An entry point records a node only when its OpCall decides to: autograd::OpCall::records
+// (rcuda/autograd/funnel.h, Note [The funnel]) is true when grad mode is on and some input
+// requires grad, and that is the one place the decision is made. Otherwise the entry point is
+// the no-grad op and costs nothing more. When it records:
+// - the no-grad op runs under below_autograd (grad mode off), so that views it takes of its
+//   inputs, and any entry point it reaches, record nothing: the node made here is the op's
+//   only history, and its formula is the op's whole gradient;
+// - make_node takes each input's edge (its grad_fn's output, or its leaf accumulator) and the
+//   metadata the engine checks gradients against (shape, dtype, device);
+// - the node saves only what its formula reads (SavedTensor, version-checked; sizes and
+//   attributes as plain values), so that recording keeps no more memory alive than backward
+//   needs;
+// - set_history makes the node the output's grad_fn. Non-floating outputs (indices, comparison
+//   results) get no history: they carry no gradient.
 // Layers above autograd (src/nn) record nodes of their own the same way, for functions whose
 // forward and backward are fused primitives of rcuda/ops.
 #pragma once

@@ -90,8 +90,12 @@ struct ViewSpec {
 // The Tensor class's view methods (t(), slice(), ...) sit below autograd, yet `w.t()` of a
 // parameter must carry its gradient. So the tensor layer calls this hook, which the autograd
 // layer installs at load time, for every view of a tensor that has autograd metadata while grad
-// mode is on. One mechanism, so no view can be missed and none is recorded twice.
+// mode is on, and for every view while an observer of op calls is alive (a trace: Note [The
+// funnel] in rcuda/autograd/funnel.h). One mechanism, so no view can be missed and none is
+// recorded twice.
 using ViewHook = void (*)(const Tensor& base, const Tensor& view, const ViewSpec& spec);
 void set_view_hook(ViewHook hook);
+// Counts an observer of op calls in (on) or out: while any is alive, every view reaches the hook.
+void observe_views(bool on);
 
 }  // namespace rcuda

@@ -1,4 +1,5 @@
-# math-extra.R's products, elementwise math, linear algebra aliases, dtypes and random draws,
+# The products, elementwise math, linear algebra aliases, dtypes and random draws of
+# math-products.R, math-elementwise.R, linalg-aliases.R, dtype-promotion.R and tensor-random.R,
 # each against base R on as_array() values of fresh random tensors.
 
 f64 <- torch_float64()

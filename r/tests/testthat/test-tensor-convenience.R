@@ -1,4 +1,5 @@
-# The conveniences of tensor-convenience.R against base R: loops and closed forms on fresh
+# The conveniences of tensor-like.R, tensor-diff-fill.R, tensor-random.R and
+# creation-windows.R against base R: loops and closed forms on fresh
 # random inputs; the random draws by their moments on large samples (bounds of several
 # standard errors) and by torch_manual_seed() repeating them.
 
