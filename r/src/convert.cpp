@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "rcuda/autograd/funnel.h"
 #include "rcuda_r.h"
 
 namespace rcuda::r {
@@ -112,6 +113,8 @@ extern "C" SEXP rc_from_r(SEXP data, SEXP dtype, SEXP device) {
 extern "C" SEXP rc_to_r(SEXP x) {
   RCUDA_BEGIN
   NoGradGuard no_grad;  // reading values is no op of the graph (a tensor may require grad)
+  autograd::report_host_read("as_array", unwrap(x));
+  autograd::UnobservedGuard unobserved;  // the copy into R's memory is not the traced code's
   Tensor t = unwrap(x);
   if (!t.device().is_cpu()) t = to(t, Device());
   // uint8 gives R's raw bytes, as torch for R (its Byte tensors convert to raw vectors).
@@ -157,6 +160,8 @@ extern "C" SEXP rc_item(SEXP x) {
   RCUDA_BEGIN
   NoGradGuard no_grad;
   const Tensor& t = unwrap(x);
+  autograd::report_host_read("item", t);
+  autograd::UnobservedGuard unobserved;
   if (is_complex(t.dtype())) {
     RCUDA_CHECK(t.numel() == 1, ValueError, "item: a tensor with ", t.numel(),
                 " elements cannot be converted to a scalar (it needs exactly one)");

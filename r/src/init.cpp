@@ -192,7 +192,21 @@ SEXP rc_scaler_state(SEXP ptr);
 SEXP rc_scaler_load_state(SEXP ptr, SEXP scale, SEXP growth_factor, SEXP backoff_factor,
                           SEXP growth_interval, SEXP growth_tracker);
 
+SEXP rc_trace_begin(SEXP inputs, SEXP names, SEXP parameters, SEXP input_names, SEXP scope);
+SEXP rc_trace_end(SEXP tracer, SEXP outputs);
+SEXP rc_trace_abort(SEXP tracer);
+SEXP rc_graph_run(SEXP ptr, SEXP inputs);
+SEXP rc_graph_info(SEXP ptr, SEXP what);
+SEXP rc_onnx_export(SEXP ptr, SEXP path, SEXP input_names, SEXP output_names, SEXP dynamic_axes,
+                    SEXP opset);
+
 static const R_CallMethodDef call_methods[] = {
+    {"rc_trace_begin", (DL_FUNC)&rc_trace_begin, 5},
+    {"rc_trace_end", (DL_FUNC)&rc_trace_end, 2},
+    {"rc_trace_abort", (DL_FUNC)&rc_trace_abort, 1},
+    {"rc_graph_run", (DL_FUNC)&rc_graph_run, 2},
+    {"rc_graph_info", (DL_FUNC)&rc_graph_info, 2},
+    {"rc_onnx_export", (DL_FUNC)&rc_onnx_export, 6},
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
     {"rc_to_r", (DL_FUNC)&rc_to_r, 1},
     {"rc_item", (DL_FUNC)&rc_item, 1},

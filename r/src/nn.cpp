@@ -12,6 +12,7 @@
 #include <string>
 
 #include "nn_glue.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/nn/fp8_linear.h"
 
 using namespace rcuda;
@@ -32,8 +33,9 @@ Tensor one_based(const char* op, const char* arg, const Tensor& t, int64_t size,
               " tensor");
   Tensor values = t;
   if (values.dtype() != DType::Int64 && values.dtype() != DType::Int32)
-    values = ops::to(values, DType::Int64);
+    values = to(values, DType::Int64);  // public: a trace records the conversion
   if (values.device().is_cpu() && values.numel() > 0) {
+    autograd::UnobservedGuard unobserved;  // the range check is not part of a traced model
     const Tensor dense = ops::to(ops::contiguous(values), DType::Int64);
     const int64_t* v = dense.data<int64_t>();
     for (int64_t i = 0; i < dense.numel(); ++i) {
@@ -45,8 +47,9 @@ Tensor one_based(const char* op, const char* arg, const Tensor& t, int64_t size,
           ")"));
     }
   }
-  NoGradGuard no_grad;
-  return ops::sub(values, Scalar(int64_t{1}));
+  // Recorded as the shift from R's 1-based values (ONNX export takes it off at the model's
+  // inputs, whose indices are 0-based: docs/onnx.md).
+  return index_from_one_based(values);
 }
 
 template <typename F>

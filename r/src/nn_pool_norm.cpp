@@ -15,11 +15,8 @@ using namespace rcuda::r;
 namespace {
 
 SEXP values_and_indices(const std::pair<Tensor, Tensor>& r) {
-  Tensor one_based;
-  {
-    NoGradGuard no_grad;
-    one_based = ops::add(r.second, Scalar(int64_t{1}));
-  }
+  // A public op (indices carry no gradient), so a trace records the shift.
+  const Tensor one_based = add(r.second, Scalar(int64_t{1}));
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
   SET_VECTOR_ELT(out, 0, wrap(r.first));
   SET_VECTOR_ELT(out, 1, wrap(one_based));

@@ -12,11 +12,8 @@ namespace {
 
 const char* name_of(SEXP x) { return CHAR(STRING_ELT(x, 0)); }
 
-// indices + 1, outside autograd (indices carry no gradient).
-Tensor one_based(const Tensor& indices) {
-  NoGradGuard no_grad;
-  return ops::add(indices, Scalar(int64_t{1}));
-}
+// indices + 1 (indices carry no gradient): a public op, so a trace records the shift.
+Tensor one_based(const Tensor& indices) { return add(indices, Scalar(int64_t{1})); }
 
 SEXP values_and_indices(const std::pair<Tensor, Tensor>& r) {
   cpp11::writable::list out(2);

@@ -408,6 +408,17 @@ Tensor floor_divide(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor index_from_one_based(const Tensor& t) {
+  OpCall call(OpId::Sub, t);
+  Tensor out = ops::sub(t, Scalar(int64_t{1}));
+  if (call.reported()) {
+    Attributes attrs = number_attributes(Scalar(int64_t{1}), false);
+    attrs.set("one_based_index", true);
+    call.report({t}, attrs, {out});
+  }
+  return out;
+}
+
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
   return binary_op(op_from_name_or_throw(name, "binary_op"), a, b);
 }

@@ -85,6 +85,7 @@ std::string Graph::to_string() const {
     }
     os << ")";
     if (!node.attrs.empty()) os << " {" << attributes_str(node.attrs) << "}";
+    if (!node.scope.empty()) os << " # " << node.scope;
     if (!node.outputs.empty() && node.outputs[0] >= 0)
       os << " : " << type_str(values[node.outputs[0]]);
     os << "\n";

@@ -1,5 +1,6 @@
 // Replay of the layers (rcuda::nn): linear, dropout, embedding, convolutions, pools, norms,
 // padding and interpolation.
+#include "rcuda/autograd/conv.h"
 #include "rcuda/core/error.h"
 #include "rcuda/nn/functional.h"
 #include "replay.h"
@@ -11,8 +12,6 @@ std::optional<int64_t> optional_integer(const Attributes& a, const char* name, O
   if (!a.has(name)) return std::nullopt;
   return integer(a, name, op);
 }
-
-Tensor optional_input(const Tensors& in, size_t i) { return i < in.size() ? in[i] : Tensor(); }
 
 }  // namespace
 
@@ -38,6 +37,21 @@ Tensors convolution(OpId op, const Tensors& in, const Attributes& a) {
   if (op == OpId::ConvTranspose2d)
     return {nn::conv_transpose2d(x, w, b, stride, integers(a, "padding", op),
                                  integers(a, "output_padding", op), groups, dilation)};
+  // Only the convolutions below rcuda::nn (rcuda::conv1d, rcuda::conv2d) report extra zeros
+  // after the end; rcuda::nn's padding lists cannot say them, so those run again.
+  if (a.has("padding_end_extra")) {
+    const auto p = integers(a, "padding", op), extra = integers(a, "padding_end_extra", op);
+    const auto s = stride.values, d = dilation.values;
+    if (op == OpId::Conv1d)
+      return {rcuda::conv1d(x, w, b, s.at(0), p.at(0), d.at(0), groups, extra.at(0))};
+    ConvParams params;
+    params.stride = {s.at(0), s.at(1)};
+    params.padding = {p.at(0), p.at(1)};
+    params.dilation = {d.at(0), d.at(1)};
+    params.groups = groups;
+    params.padding_end_extra = {extra.at(0), extra.at(1)};
+    return {rcuda::conv2d(x, w, b, params)};
+  }
   const nn::ConvPadding padding = a.has("padding_mode")
                                       ? nn::ConvPadding(text(a, "padding_mode", op, ""))
                                       : nn::ConvPadding(integers(a, "padding", op));
@@ -125,8 +139,12 @@ Tensors resample(OpId op, const Tensors& in, const Attributes& a) {
   if (a.has("align_corners")) align_corners = flag(a, "align_corners", op, false);
   std::vector<double> scale;
   if (a.has("scale_factor")) scale = a.get<std::vector<double>>("scale_factor", op);
+  std::optional<bool> recompute_scale_factor;
+  if (a.has("recompute_scale_factor"))
+    recompute_scale_factor = flag(a, "recompute_scale_factor", op, false);
   return {nn::interpolate(x, a.has("size") ? integers(a, "size", op) : std::vector<int64_t>{},
-                          scale, text(a, "mode", op, "nearest"), align_corners)};
+                          scale, text(a, "mode", op, "nearest"), align_corners,
+                          recompute_scale_factor)};
 }
 
 }  // namespace rcuda::graph::replay

@@ -30,20 +30,24 @@ std::string text(const Attributes& a, const char* name, OpId op, const std::stri
   return a.has(name) ? a.get<std::string>(name, op) : fallback;
 }
 
-Scalar operand(const Attributes& a, OpId op) {
-  const AttributeValue* v = a.find("other");
+Scalar scalar(const Attributes& a, const char* name, OpId op) {
+  const AttributeValue* v = a.find(name);
   if (v != nullptr) {
     if (const auto* i = std::get_if<int64_t>(v)) return Scalar(*i);
     if (const auto* b = std::get_if<bool>(v)) return Scalar(*b);
   }
-  return Scalar(a.get<double>("other", op));
+  return Scalar(a.get<double>(name, op));
 }
+
+Scalar operand(const Attributes& a, OpId op) { return scalar(a, "other", op); }
 
 const Tensor& input(const Tensors& in, size_t i, OpId op) {
   RCUDA_CHECK(i < in.size(), ValueError, "graph: ", op_name(op), " needs input ", i + 1,
               " but the node has ", in.size());
   return in[i];
 }
+
+Tensor optional_input(const Tensors& in, size_t i) { return i < in.size() ? in[i] : Tensor(); }
 
 namespace {
 
@@ -220,7 +224,7 @@ Tensors indexing(OpId op, const Tensors& in, const Attributes& a) {
     case OpId::Gather:
       return {gather(input(in, 0, op), integer(a, "dim", op), input(in, 1, op))};
     case OpId::MaskedFill:
-      return {masked_fill(input(in, 0, op), input(in, 1, op), Scalar(number(a, "value", op)))};
+      return {masked_fill(input(in, 0, op), input(in, 1, op), scalar(a, "value", op))};
     default: throw InternalError(std::string("graph: no indexing replay for ") + op_name(op));
   }
 }

@@ -10,6 +10,13 @@
 #include "rcuda/tensor/storage.h"
 
 namespace rcuda::graph {
+namespace {
+
+std::string where(const std::string& scope) {
+  return scope.empty() ? std::string() : " (in module " + scope + ")";
+}
+
+}  // namespace
 
 struct Tracer::State final : autograd::OpObserver {
   Graph graph;
@@ -20,6 +27,7 @@ struct Tracer::State final : autograd::OpObserver {
   std::unordered_set<const void*> traced_storage;  // storage of inputs and op outputs
   std::vector<Tensor> keep_alive;
   std::unique_ptr<autograd::ObserverGuard> guard;
+  ScopeProvider scope;
 
   int add_value(ValueKind kind, const Tensor& t, std::string name) {
     Value v;
@@ -59,10 +67,12 @@ struct Tracer::State final : autograd::OpObserver {
   void on_op(OpId op, const std::vector<Tensor>& inputs, const Attributes& attrs,
              const std::vector<Tensor>& outputs) override {
     RCUDA_CHECK(can_invoke(op), ValueError, "jit_trace: op ", op_name(op),
+                scope ? where(scope()) : std::string(),
                 " cannot be recorded in a traced graph yet (docs/graph.md lists the ops that can)");
     Node node;
     node.op = op;
     node.attrs = attrs;
+    if (scope) node.scope = scope();
     for (const Tensor& t : inputs) node.inputs.push_back(value_of(t, op));
     keep_shape_from_input(node, inputs, outputs);
     const int n = static_cast<int>(graph.nodes.size());
@@ -105,8 +115,9 @@ struct Tracer::State final : autograd::OpObserver {
 };
 
 Tracer::Tracer(const std::vector<Tensor>& example_inputs, const NamedTensors& parameters,
-               const std::vector<std::string>& input_names)
+               const std::vector<std::string>& input_names, ScopeProvider scope)
     : state_(std::make_unique<State>()) {
+  state_->scope = std::move(scope);
   RCUDA_CHECK(input_names.empty() || input_names.size() == example_inputs.size(), ValueError,
               "jit_trace: ", input_names.size(), " input names for ", example_inputs.size(),
               " inputs");

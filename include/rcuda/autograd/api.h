@@ -123,6 +123,10 @@ Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_xor(const Tensor& a, const Tensor& b);
 Tensor floor_divide(const Tensor& a, const Tensor& b);
+// t - 1 for integer indices given 1-based (R's): a sub recorded with the attribute
+// one_based_index, so that ONNX export can take the shift off where the indices are a model
+// input, whose indices are 0-based as ONNX and PyTorch expect (docs/onnx.md). No gradient.
+Tensor index_from_one_based(const Tensor& t);
 inline Tensor floor_divide(const Tensor& a, const Scalar& b) {
   return binary_op(OpId::FloorDivide, a, b);
 }

@@ -72,6 +72,16 @@ inline bool observed() {
          detail::thread_observer() != nullptr;
 }
 
+// Hides the calls made while it lives from this thread's observer: a binding's own work (a copy
+// into an R array) is not part of the traced code.
+class UnobservedGuard {
+ public:
+  UnobservedGuard() { ++detail::thread_call_depth(); }
+  ~UnobservedGuard() { --detail::thread_call_depth(); }
+  UnobservedGuard(const UnobservedGuard&) = delete;
+  UnobservedGuard& operator=(const UnobservedGuard&) = delete;
+};
+
 // Tells this thread's observer, if any, that `what` reads t's values on the host.
 void report_host_read(const char* what, const Tensor& t);
 

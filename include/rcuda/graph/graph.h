@@ -45,7 +45,12 @@ struct Node {
   std::vector<int> inputs;   // value ids in the op's order; -1 for an absent optional tensor
   std::vector<int> outputs;  // value ids
   Attributes attrs;
+  std::string scope;  // where the call was made: a module path ("features.0"), or "" at the top
 };
+
+// Where each op call of a trace is made, asked once per recorded node (R's jit_trace gives the
+// path of the innermost module whose forward is running).
+using ScopeProvider = std::function<std::string()>;
 
 // Names of a graph's parameters by tensor (a module's named_parameters and buffers).
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
@@ -81,7 +86,7 @@ using TracedFunction = std::function<std::vector<Tensor>(const std::vector<Tenso
 class Tracer {
  public:
   Tracer(const std::vector<Tensor>& example_inputs, const NamedTensors& parameters,
-         const std::vector<std::string>& input_names = {});
+         const std::vector<std::string>& input_names = {}, ScopeProvider scope = {});
   ~Tracer();
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;

@@ -93,8 +93,9 @@ class Builder {
   // ValueError "onnx_export: <op>: <what>" naming the current node's op.
   template <typename... Args>
   [[noreturn]] void fail(const Args&... what) const {
-    throw ValueError(
-        detail::concat(kOp, ": op ", op_name(node_->op), " (node ", index_, "): ", what...));
+    throw ValueError(detail::concat(kOp, ": op ", op_name(node_->op), " (node ", index_,
+                                    node_->scope.empty() ? "" : ", in module ", node_->scope,
+                                    "): ", what...));
   }
 
  private:

@@ -41,6 +41,13 @@ std::pair<std::string, std::string> operands(Builder& b, DType dtype) {
 
 void arithmetic(Builder& b, const char* onnx_op) {
   const DType dtype = b.out_value().dtype;
+  // R's 1-based indices shifted to 0-based (index_from_one_based): a model input of indices is
+  // 0-based in the file, as ONNX and PyTorch expect, so the shift stays in R (docs/onnx.md).
+  if (b.attr_or<bool>("one_based_index", false) &&
+      b.in_value(0).kind == graph::ValueKind::Input) {
+    b.add("Identity", {b.in(0)}, {b.out()});
+    return;
+  }
   auto [lhs, rhs] = operands(b, dtype);
   // add and sub scale their second tensor: a + alpha * b.
   if (b.has_attr("alpha")) rhs = b.add1("Mul", {rhs, b.number(b.scalar_attr("alpha"), dtype)});
@@ -49,6 +56,24 @@ void arithmetic(Builder& b, const char* onnx_op) {
 
 // torch's remainder takes the divisor's sign (Python's %): ONNX's Mod with fmod=0 for integers;
 // for floats, where ONNX requires fmod=1 (C's fmod), a - floor(a / b) * b.
+// atan2(y, x) from Atan(y / x), moved by pi into the half-plane x < 0 (towards y's sign) and
+// Sign(y) * pi / 2 on the line x = 0 (which also gives atan2(0, 0) = 0). Signed zeros and two
+// infinite operands are where it differs from torch: atan2(-0, -1) is pi here, not -pi, and
+// atan2(inf, inf) is NaN.
+void atan2(Builder& b) {
+  constexpr double kPi = 3.14159265358979323846;
+  const DType dtype = b.out_value().dtype;
+  const auto [y, x] = operands(b, dtype);
+  const std::string zero = b.number(0.0, dtype);
+  const std::string quotient = b.add1("Atan", {b.add1("Div", {y, x})});
+  const std::string towards_y = b.add1(
+      "Where", {b.add1("Less", {y, zero}), b.number(-kPi, dtype), b.number(kPi, dtype)});
+  const std::string left_half =
+      b.add1("Where", {b.add1("Less", {x, zero}), b.add1("Add", {quotient, towards_y}), quotient});
+  const std::string on_axis = b.add1("Mul", {b.add1("Sign", {y}), b.number(kPi / 2, dtype)});
+  b.add("Where", {b.add1("Equal", {x, zero}), on_axis, left_half}, {b.out()});
+}
+
 void remainder(Builder& b) {
   const DType dtype = b.out_value().dtype;
   const auto [lhs, rhs] = operands(b, dtype);

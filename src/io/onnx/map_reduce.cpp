@@ -87,6 +87,38 @@ void norm(Builder& b) {
   }
 }
 
+// Two passes, as a float computation should: the mean, then the sum of squared deviations,
+// divided by max(0, N - correction) as torch divides (N = the reduced dims' sizes, read at run
+// time so that a dynamic batch counts). std: its square root.
+void var_std(Builder& b, bool is_std) {
+  const DType dtype = b.out_value().dtype;
+  const std::vector<int64_t> dims = reduced_dims(b);
+  const bool keepdim = b.attr_or<bool>("keepdim", false);
+  const double correction = b.scalar_attr("correction").to_double();
+  const std::string x = b.in_as(0, dtype);
+  const std::string mean = b.fresh("mean");
+  b.reduce("ReduceMean", x, dims, true, mean);
+  const std::string deviation = b.add1("Sub", {x, mean});
+  const std::string squares = b.fresh("squares");
+  b.reduce("ReduceSum", b.add1("Mul", {deviation, deviation}), dims, keepdim, squares);
+  std::string count;
+  if (dims.empty()) {
+    count = b.cast(b.add1("Size", {x}), DType::Int64, dtype);
+  } else {
+    onnx::NodeProto* sizes = b.add("Gather", {b.add1("Shape", {x}), b.ints(dims)}, {});
+    set_attr(sizes, "axis", 0);
+    count = b.fresh("count");
+    b.reduce("ReduceProd", b.cast(sizes->output(0), DType::Int64, dtype), {}, false, count);
+  }
+  const std::string divisor =
+      b.add1("Max", {b.add1("Sub", {count, b.number(correction, dtype)}), b.number(0.0, dtype)});
+  if (!is_std) {
+    b.add("Div", {squares, divisor}, {b.out()});
+    return;
+  }
+  b.add("Sqrt", {b.add1("Div", {squares, divisor})}, {b.out()});
+}
+
 void logsumexp(Builder& b) {
   b.reduce("ReduceLogSumExp", b.in_as(0, b.out_value().dtype), reduced_dims(b),
            b.attr_or<bool>("keepdim", false), b.out());

@@ -31,6 +31,7 @@ void silu(Builder& b);
 // div, pow, maximum, minimum.
 void arithmetic(Builder& b, const char* onnx_op);
 void remainder(Builder& b);
+void atan2(Builder& b);
 void floor_divide(Builder& b);
 // Eq, Ne, Lt, Le, Gt, Ge: the operands in their common dtype; ne is Not(Equal).
 void comparison(Builder& b, const char* onnx_op, bool negate);
@@ -60,6 +61,8 @@ void max_min(Builder& b, bool is_max);
 void arg_max_min(Builder& b, bool is_max);
 void all_any(Builder& b, bool is_all);
 void norm(Builder& b);
+// var, std: composed (ReduceMean, Sub, Mul, ReduceSum, Div; std adds Sqrt).
+void var_std(Builder& b, bool is_std);
 void logsumexp(Builder& b);
 void softmax(Builder& b, const char* onnx_op);
 void cumsum(Builder& b);
@@ -74,6 +77,10 @@ void layer_norm(Builder& b);
 void batch_norm(Builder& b);
 void instance_norm(Builder& b);
 void group_norm(Builder& b);
+
+// map_recurrent.cpp
+// rnn, lstm, gru: one ONNX RNN, LSTM or GRU per layer, gate blocks reordered to ONNX's.
+void recurrent(Builder& b);
 
 // map_conv_pool.cpp
 void conv(Builder& b);
