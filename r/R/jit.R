@@ -98,10 +98,15 @@ module_scope_finder <- function(module) {
   modules <- named_modules(module)
   envs <- lapply(modules, environment)
   paths <- names(modules)
+  # Up the chain of callers, not down the stack: R evaluates an argument (x + y in
+  # self$norm(x + y)) inside the callee's frame, but its caller is the frame that wrote it.
   function() {
-    for (i in rev(seq_len(sys.nframe()))) {
+    parents <- sys.parents()
+    i <- sys.nframe()
+    while (i > 0) {
       e <- environment(sys.function(i))
       for (k in seq_along(envs)) if (identical(e, envs[[k]])) return(paths[[k]])
+      i <- parents[[i]]
     }
     ""
   }

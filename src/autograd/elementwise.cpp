@@ -502,6 +502,7 @@ const Tensor& record_inplace(OpId id, BinaryOp kind, const Tensor& self, const T
   const char* op = op_name(id);
   autograd::check_inplace(op, self);
   OpCall call(id, self);
+  call.will_change(self);
   if (!OpCall::records(self, other)) {
     forward();
   } else {

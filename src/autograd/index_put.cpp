@@ -35,6 +35,7 @@ const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, cons
                          bool accumulate) {
   OpCall call(OpId::IndexPut, self);
   autograd::check_inplace("index_put_", self);
+  call.will_change(self);
   write_index_put(self, indices, values, accumulate);
   if (call.reported()) {
     // self, then one input per index (undefined where the list takes a whole dim), then values.

@@ -158,6 +158,7 @@ Tensor to(const Tensor& t, Device device, DType dtype) {
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   autograd::check_inplace("copy_", dst);
   OpCall call(OpId::CopyInplace, dst);
+  call.will_change(dst);
   if (!OpCall::records(dst, src)) {
     ops::copy_(dst, src);
   } else {
@@ -180,6 +181,7 @@ const Tensor& record_overwrite(OpId id, const Tensor& t, const Attributes& attrs
   const char* op = op_name(id);
   autograd::check_inplace(op, t);
   OpCall call(id, t);
+  call.will_change(t);
   if (!OpCall::records(t)) {
     forward();
   } else {

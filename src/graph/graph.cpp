@@ -1,8 +1,10 @@
 // Running and printing a graph (docs/graph.md).
 #include <sstream>
 
+#include "rcuda/autograd/api.h"
 #include "rcuda/core/error.h"
 #include "rcuda/graph/graph.h"
+#include "rcuda/tensor/autograd_meta.h"
 
 namespace rcuda::graph {
 namespace {
@@ -12,6 +14,22 @@ std::string type_str(const Value& v) {
   std::string name = dtype_name(v.dtype);
   if (!name.empty()) name[0] = static_cast<char>(std::toupper(name[0]));
   return name + shape_str(v.shape);
+}
+
+// Ops that change their first input: a constant they reach must be a fresh copy in every run.
+bool changes_its_input(OpId op) {
+  switch (op) {
+    case OpId::AddInplace:
+    case OpId::MulInplace:
+    case OpId::CopyInplace:
+    case OpId::FillInplace:
+    case OpId::UniformInplace:
+    case OpId::NormalInplace:
+    case OpId::IndexPut:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string name_of(const Graph& g, int id) {
@@ -36,9 +54,17 @@ std::vector<Tensor> Graph::run(const std::vector<Tensor>& args) const {
                 shape_str(v.shape), "), got shape ", shape_str(t.shape()));
     slots[inputs[i]] = t;
   }
-  for (size_t i = 0; i < values.size(); ++i)
-    if (values[i].kind == ValueKind::Parameter || values[i].kind == ValueKind::Constant)
-      slots[i] = values[i].tensor;
+  // A graph whose ops change a tensor in place runs on copies of its constants (a buffer the
+  // traced function made and then filled), so that every run starts from the traced values.
+  bool copy_constants = false;
+  for (const Node& node : nodes) copy_constants = copy_constants || changes_its_input(node.op);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind == ValueKind::Parameter) slots[i] = values[i].tensor;
+    if (values[i].kind == ValueKind::Constant) {
+      NoGradGuard no_grad;
+      slots[i] = copy_constants ? ops::clone(values[i].tensor) : values[i].tensor;
+    }
+  }
   std::vector<Tensor> ins;
   for (const Node& node : nodes) {
     ins.clear();

@@ -102,6 +102,9 @@ struct Tracer::State final : autograd::OpObserver {
     node.attrs.set("shape", std::move(shape));
   }
 
+  // The tensor as it is before the op writes: a constant is copied now, not after.
+  void on_change(OpId op, const Tensor& t) override { value_of(t, op); }
+
   void on_host_read(const char* what, const Tensor& t) override {
     const std::string warning =
         std::string(what) + " reads a tensor's values on the host during the trace (shape " +

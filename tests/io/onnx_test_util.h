@@ -29,9 +29,13 @@ inline std::string python_with_onnx() {
 inline constexpr const char* kNoOnnxPython =
     "no python3 with onnx, onnxruntime and numpy (scripts/install-deps.sh installs them)";
 
-inline std::string reference_script() { return std::string(RCUDA_TESTS_DIR) + "/io/onnx_reference.py"; }
+inline std::string reference_script() {
+  return std::string(RCUDA_TESTS_DIR) + "/io/onnx_reference.py";
+}
 
-inline int run_command(const std::string& command) { return std::system((command + " >&2").c_str()); }
+inline int run_command(const std::string& command) {
+  return std::system((command + " >&2").c_str());
+}
 
 inline const char* npy_descr(DType dtype) {
   switch (dtype) {

@@ -82,8 +82,7 @@ class OnnxExportRnnTest : public OnnxExportTest {
     expect_runtime_matches(path, inputs, fn(inputs), tag);
   }
 
-  void expect_recurrent_matches(const Recurrent& r, const Tensors& inputs,
-                                const std::string& tag) {
+  void expect_recurrent_matches(const Recurrent& r, const Tensors& inputs, const std::string& tag) {
     expect_traced_matches([&r](const Tensors& in) { return r(in); }, inputs, r.params, tag);
   }
 };
@@ -98,6 +97,7 @@ TEST_F(OnnxExportRnnTest, LstmTwoLayersWithAndWithoutStates) {
   expect_recurrent_matches(lstm, {x, h0, c0}, "lstm-states");
 }
 
+// Two bidirectional layers: the second reads the first's directions side by side.
 TEST_F(OnnxExportRnnTest, LstmBidirectionalBatchFirstWithStates) {
   if (python_.empty()) GTEST_SKIP() << kNoOnnxPython;
   const Recurrent lstm(Backend::RnnMode::Lstm, 4, 3, 2, true, true);
@@ -105,6 +105,11 @@ TEST_F(OnnxExportRnnTest, LstmBidirectionalBatchFirstWithStates) {
   const Tensor h0 = random_tensor({4, 2, 3}, DType::Float32, -1, 1);
   const Tensor c0 = random_tensor({4, 2, 3}, DType::Float32, -1, 1);
   expect_recurrent_matches(lstm, {x, h0, c0}, "lstm-bidirectional");
+  // The newest opset, past the C++ checker (Python's checks it).
+  io::OnnxExportOptions options;
+  options.opset_version = 21;
+  expect_traced_matches([&lstm](const Tensors& in) { return lstm(in); }, {x, h0, c0}, lstm.params,
+                        "lstm-bidirectional-21", options);
 }
 
 TEST_F(OnnxExportRnnTest, GruBidirectionalBatchFirst) {
@@ -142,11 +147,11 @@ TEST_F(OnnxExportRnnTest, NoBiasesAndUnbatched) {
   const Recurrent gru(Backend::RnnMode::Gru, 3, 4, 2, false, false, false);
   expect_recurrent_matches(gru, {random_tensor({5, 2, 3}, DType::Float32)}, "gru-nobias");
   const Recurrent lstm(Backend::RnnMode::Lstm, 3, 4, 1, true, true);
-  expect_recurrent_matches(lstm,
-                           {random_tensor({5, 3}, DType::Float32),
-                            random_tensor({2, 4}, DType::Float32, -1, 1),
-                            random_tensor({2, 4}, DType::Float32, -1, 1)},
-                           "lstm-unbatched");
+  expect_recurrent_matches(
+      lstm,
+      {random_tensor({5, 3}, DType::Float32), random_tensor({2, 4}, DType::Float32, -1, 1),
+       random_tensor({2, 4}, DType::Float32, -1, 1)},
+      "lstm-unbatched");
 }
 
 // Traced at batch 3, run at batch 3 and 5: the batch dim of the input, the states and the
@@ -171,7 +176,8 @@ TEST_F(OnnxExportRnnTest, DynamicBatch) {
   io::OnnxExportOptions gru_options;
   gru_options.input_names = {"x"};
   gru_options.output_names = {"y", "h_n"};
-  gru_options.dynamic_axes = {{"x", {{0, "batch"}}}, {"y", {{0, "batch"}}}, {"h_n", {{1, "batch"}}}};
+  gru_options.dynamic_axes = {
+      {"x", {{0, "batch"}}}, {"y", {{0, "batch"}}}, {"h_n", {{1, "batch"}}}};
   const std::string gru_path = file("gru-dynamic.onnx");
   io::export_onnx(gru.trace({random_tensor({3, 5, 3}, DType::Float32)}), gru_path, gru_options);
 
@@ -206,12 +212,9 @@ TEST_F(OnnxExportRnnTest, VarStdAndAtan2) {
   const Tensor ay = tensor_of({1, -1, 1, -1, 2, -2, 0, 0, 0.5, -0.25}, {10}, DType::Float32);
   const Tensor ax = tensor_of({2, 2, -2, -2, 0, 0, 0, -1, 3, -0.5}, {10}, DType::Float32);
   const auto fn = [](const Tensors& in) {
-    return Tensors{var(in[0], {1}),
-                   rcuda::std(in[0], {0, 2}, 0, true),
-                   var(in[0], {}, 1, false),
-                   rcuda::std(in[0], {-1}, 2.5, false),
-                   atan2(in[1], in[2]),
-                   atan2(sin(in[0]), cos(in[0]))};
+    return Tensors{var(in[0], {1}),          rcuda::std(in[0], {0, 2}, 0, true),
+                   var(in[0], {}, 1, false), rcuda::std(in[0], {-1}, 2.5, false),
+                   atan2(in[1], in[2]),      atan2(sin(in[0]), cos(in[0]))};
   };
   expect_traced_matches(fn, {x, ay, ax}, {}, "var-std-atan2");
   io::OnnxExportOptions options;

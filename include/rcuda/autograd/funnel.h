@@ -48,6 +48,9 @@ class OpObserver {
   // A tensor's values are read on the host (item(), a copy to an R array): code that branches
   // on them follows one path only. `what` names the reading function.
   virtual void on_host_read(const char* what, const Tensor& t) {}
+  // An in-place op is about to change t: an observer that keeps tensors as they were (a trace's
+  // constants) takes its copy now, before the op writes.
+  virtual void on_change(OpId op, const Tensor& t) {}
 };
 
 // Registers `observer` on this thread until destroyed (one at a time; a second is a ValueError).
@@ -121,6 +124,8 @@ class OpCall {
 
   // An observer wants to hear of this call: build its attributes and report() its outputs.
   bool reported() const { return reported_; }
+  // An in-place op calls this before it writes to t (OpObserver::on_change).
+  void will_change(const Tensor& t) const;
   void report(const std::vector<Tensor>& inputs, const Attributes& attrs,
               const std::vector<Tensor>& outputs) const;
 

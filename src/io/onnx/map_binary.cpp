@@ -66,8 +66,8 @@ void atan2(Builder& b) {
   const auto [y, x] = operands(b, dtype);
   const std::string zero = b.number(0.0, dtype);
   const std::string quotient = b.add1("Atan", {b.add1("Div", {y, x})});
-  const std::string towards_y = b.add1(
-      "Where", {b.add1("Less", {y, zero}), b.number(-kPi, dtype), b.number(kPi, dtype)});
+  const std::string towards_y =
+      b.add1("Where", {b.add1("Less", {y, zero}), b.number(-kPi, dtype), b.number(kPi, dtype)});
   const std::string left_half =
       b.add1("Where", {b.add1("Less", {x, zero}), b.add1("Add", {quotient, towards_y}), quotient});
   const std::string on_axis = b.add1("Mul", {b.add1("Sign", {y}), b.number(kPi / 2, dtype)});

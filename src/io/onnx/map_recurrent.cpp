@@ -86,18 +86,18 @@ class Recurrent {
   }
 
   void run() {
-    // ONNX's ops take [seq, batch, input] (layout = 0, the layout every runtime implements).
+    // The ops run time-major, [seq, batch, input] (layout = 0): not every runtime has layout = 1.
     std::string x = b_.in_as(0, dtype_);
     if (unbatched_) x = unsqueeze(b_, x, 1);
     if (batch_first_) x = transpose(b_, x, {1, 0, 2});
     const std::string h0 = state(1), c0 = state(2);
     std::vector<std::string> h_n, c_n;
     for (int64_t l = 0; l < layers_; ++l) {
-      std::vector<std::string> inputs = {x, weight(l, 0), weight(l, 1), bias(l), "",
-                                         layer_state(h0, l)};
+      std::vector<std::string> inputs = {x,       weight(l, 0), weight(l, 1),
+                                         bias(l), "",           layer_state(h0, l)};
       if (is_lstm()) inputs.push_back(layer_state(c0, l));
-      onnx::NodeProto* n = b_.add(layout_.op, inputs, {b_.fresh(prefix(l) + "Y"),
-                                                       b_.fresh(prefix(l) + "Y_h")});
+      onnx::NodeProto* n =
+          b_.add(layout_.op, inputs, {b_.fresh(prefix(l) + "Y"), b_.fresh(prefix(l) + "Y_h")});
       if (is_lstm()) n->add_output(b_.fresh(prefix(l) + "Y_c"));
       set_attr(n, "hidden_size", hidden_);
       if (directions_ == 2) set_attr(n, "direction", std::string("bidirectional"));
@@ -161,8 +161,8 @@ class Recurrent {
   // Layer l's rows of a state: [num_directions, batch, H].
   std::string layer_state(const std::string& s, int64_t l) {
     if (s.empty() || layers_ == 1) return s;
-    return b_.add1("Slice", {s, b_.ints({l * directions_}), b_.ints({(l + 1) * directions_}),
-                             b_.ints({0})});
+    return b_.add1("Slice",
+                   {s, b_.ints({l * directions_}), b_.ints({(l + 1) * directions_}), b_.ints({0})});
   }
 
   // Y [seq, num_directions, batch, H] -> [seq, batch, num_directions * H], torch's output and
