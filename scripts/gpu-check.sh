@@ -5,7 +5,7 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
-#                                       layers fp8 profile r_bench
+#                                       layers fp8 profile r_bench jit
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
 #                                       ResNet-18, MNIST-CNN and LSTM training steps and the
@@ -14,7 +14,8 @@
 #                                       graphs' kernels under Nsight Compute; r_bench: from R,
 #                                       the MLP step (train_r), the MNIST CNN step beside
 #                                       PyTorch's, the collector's settings swept, and fit()
-#                                       against the hand-written loop)
+#                                       against the hand-written loop; jit: jit_trace and
+#                                       onnx_export's R tests and the traced CNN's host time)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -137,6 +138,32 @@ run_train() {
   OMP_NUM_THREADS=1 build-gpu/bench/bench_op_overhead >"$OUT/overhead.txt" 2>&1
   step bench_op_overhead "exit $?"
   cat "$OUT/overhead.txt"
+}
+
+# Installs the R package into build-gpu/r-lib when missing or older than a file under r/.
+install_r() {
+  if [ ! -f build-gpu/r-lib/rcuda/DESCRIPTION ] ||
+     [ -n "$(find r -newer build-gpu/r-lib/rcuda/DESCRIPTION -type f | head -1)" ]; then
+    mkdir -p build-gpu/r-lib
+    rm -f r/src/*.o r/src/*.so
+    MAKEFLAGS=-j$(nproc) RCUDA_HOME=$PWD RCUDA_BUILD=$PWD/build-gpu R CMD INSTALL --no-multiarch -l build-gpu/r-lib r \
+      >"$OUT/r-install.log" 2>&1 || { tail -20 "$OUT/r-install.log"; return 1; }
+  fi
+}
+
+# Traced graphs and ONNX export from R (r/tests/testthat/test-jit.R, against ONNX Runtime), then
+# the traced MNIST CNN's host time beside the R module's (bench/bench_jit_trace_r.R).
+run_jit() {
+  command -v Rscript >/dev/null || { step jit "no R (carry .devdeps)"; return; }
+  install_r || { step jit "R package did not install"; return; }
+  (cd r/tests/testthat && R_LIBS=$PWD/../../../build-gpu/r-lib Rscript -e \
+    'library(testthat); library(rcuda); test_file("test-jit.R", reporter = "summary", stop_on_failure = TRUE)') \
+    >"$OUT/jit_tests.txt" 2>&1
+  step "test-jit.R" "exit $? ($(grep -cE '^[0-9]+\. ' "$OUT/jit_tests.txt") listed)"
+  tail -15 "$OUT/jit_tests.txt"
+  R_LIBS=build-gpu/r-lib Rscript bench/bench_jit_trace_r.R >"$OUT/jit_bench.txt" 2>&1
+  step bench_jit_trace_r "exit $?"
+  cat "$OUT/jit_bench.txt"
 }
 
 # The MLP step from R (bench/bench_train_r.R) on the data the train stage wrote.
@@ -273,7 +300,8 @@ for s in "${stages[@]}"; do
     fp8) run_fp8 ;;
     profile) run_profile ;;
     r_bench) run_r_bench ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench)"; exit 2 ;;
+    jit) run_jit ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench jit)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

@@ -73,67 +73,46 @@ struct HandGraph {
   void output(int v) { g.outputs.push_back(v); }
 };
 
-// linear - relu - linear - log_softmax, as an nn_sequential traces.
+// linear - relu - linear - log_softmax, built in C++ and traced.
 struct Mlp {
   Tensor w1 = random_tensor({16, 8}, DType::Float32, -0.5, 0.5);
   Tensor b1 = random_tensor({16}, DType::Float32, -0.5, 0.5);
   Tensor w2 = random_tensor({10, 16}, DType::Float32, -0.5, 0.5);
   Tensor b2 = random_tensor({10}, DType::Float32, -0.5, 0.5);
 
-  // The graph of a call on `x`, and its result.
+  Tensor forward(const Tensor& x) const {
+    return log_softmax(nn::linear(nn::relu(nn::linear(x, w1, b1)), w2, b2), 1);
+  }
+  // The traced graph of a call on `x` (graph::trace), and its result.
   std::pair<graph::Graph, Tensor> trace(const Tensor& x) const {
-    HandGraph h;
-    const int xi = h.input("input", x);
-    const int w1i = h.parameter("fc1.weight", w1), b1i = h.parameter("fc1.bias", b1);
-    const int w2i = h.parameter("fc2.weight", w2), b2i = h.parameter("fc2.bias", b2);
-    const Tensor h1 = nn::linear(x, w1, b1);
-    const int h1i = h.node(OpId::Linear, {xi, w1i, b1i}, {}, {h1});
-    const Tensor r = nn::relu(h1);
-    const int ri = h.node(OpId::Relu, {h1i}, {}, {r});
-    const Tensor h2 = nn::linear(r, w2, b2);
-    const int h2i = h.node(OpId::Linear, {ri, w2i, b2i}, {}, {h2});
-    const Tensor y = log_softmax(h2, 1);
-    h.output(h.node(OpId::LogSoftmax, {h2i}, {{"dim", int64_t{1}}}, {y}));
-    return {h.g, y};
+    graph::Graph g = graph::trace(
+        [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{forward(in[0])}; }, {x},
+        {{"fc1.weight", w1}, {"fc1.bias", b1}, {"fc2.weight", w2}, {"fc2.bias", b2}});
+    return {std::move(g), forward(x)};
+  }
+};
   }
 };
 
-// conv2d - relu - max_pool2d - flatten - linear.
+// conv2d - relu - max_pool2d - flatten - linear, built in C++ and traced.
 struct Cnn {
   Tensor cw = random_tensor({4, 3, 3, 3}, DType::Float32, -0.5, 0.5);
   Tensor cb = random_tensor({4}, DType::Float32, -0.5, 0.5);
   Tensor fw = random_tensor({5, 64}, DType::Float32, -0.2, 0.2);
   Tensor fb = random_tensor({5}, DType::Float32, -0.2, 0.2);
 
+  Tensor forward(const Tensor& x) const {
+    const Tensor p = nn::max_pool2d(nn::relu(nn::conv2d(x, cw, cb, 1, 1)), {2, 2});
+    return nn::linear(flatten(p, 1, -1), fw, fb);
+  }
+  // The traced graph of a call on `x` (graph::trace), and its result.
   std::pair<graph::Graph, Tensor> trace(const Tensor& x) const {
-    HandGraph h;
-    const int xi = h.input("input", x);
-    const int cwi = h.parameter("conv.weight", cw), cbi = h.parameter("conv.bias", cb);
-    const int fwi = h.parameter("fc.weight", fw), fbi = h.parameter("fc.bias", fb);
-    const Tensor c = nn::conv2d(x, cw, cb, 1, 1);
-    const int ci = h.node(OpId::Conv2d, {xi, cwi, cbi},
-                          {{"stride", std::vector<int64_t>{1, 1}},
-                           {"padding", std::vector<int64_t>{1, 1}},
-                           {"dilation", std::vector<int64_t>{1, 1}},
-                           {"groups", int64_t{1}}},
-                          {c});
-    const Tensor r = nn::relu(c);
-    const int ri = h.node(OpId::Relu, {ci}, {}, {r});
-    const Tensor p = nn::max_pool2d(r, {2, 2});
-    const int pi = h.node(OpId::MaxPool2d, {ri},
-                          {{"kernel_size", std::vector<int64_t>{2, 2}},
-                           {"stride", std::vector<int64_t>{2, 2}},
-                           {"padding", std::vector<int64_t>{0, 0}},
-                           {"dilation", std::vector<int64_t>{1, 1}},
-                           {"ceil_mode", false},
-                           {"return_indices", false}},
-                          {p});
-    const Tensor f = flatten(p, 1, -1);
-    const int fi =
-        h.node(OpId::Flatten, {pi}, {{"start_dim", int64_t{1}}, {"end_dim", int64_t{-1}}}, {f});
-    const Tensor y = nn::linear(f, fw, fb);
-    h.output(h.node(OpId::Linear, {fi, fwi, fbi}, {}, {y}));
-    return {h.g, y};
+    graph::Graph g = graph::trace(
+        [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{forward(in[0])}; }, {x},
+        {{"conv.weight", cw}, {"conv.bias", cb}, {"fc.weight", fw}, {"fc.bias", fb}});
+    return {std::move(g), forward(x)};
+  }
+};
   }
 };
 

@@ -207,6 +207,25 @@ test_that("an embedding's indices are 1-based in R and 0-based in the file", {
   expect_close_to_reference(model(fresh), reference)
 })
 
+test_that("recurrent layers, multi-head attention and the transformer encoder export", {
+  skip_if_no_onnxruntime()
+  torch_manual_seed(9)
+  lstm <- nn_lstm(6, 8, num_layers = 2)
+  export_and_compare(function(x) lstm(x)[[1]], list(torch_randn(5, 3, 6)),
+                     list(list(torch_randn(5, 3, 6))), dynamic = FALSE)
+  gru <- nn_gru(6, 8, batch_first = TRUE, bidirectional = TRUE)
+  export_and_compare(function(x) gru(x)[[1]], list(torch_randn(3, 5, 6)),
+                     list(list(torch_randn(3, 5, 6)), list(torch_randn(4, 5, 6))))
+  attention <- nn_multihead_attention(16, 4)
+  attention$eval()
+  export_and_compare(function(x) attention(x, x, x)[[1]], list(torch_randn(5, 2, 16)),
+                     list(list(torch_randn(5, 2, 16))), dynamic = FALSE)
+  encoder <- nn_transformer_encoder_layer(d_model = 16, nhead = 4, dim_feedforward = 32)
+  encoder$eval()
+  export_and_compare(encoder, list(torch_randn(5, 2, 16)), list(list(torch_randn(5, 2, 16))),
+                     dynamic = FALSE)
+})
+
 test_that("opsets 17 to 21 export and pass ONNX's checker", {
   skip_if_no_onnxruntime()
   torch_manual_seed(7)
