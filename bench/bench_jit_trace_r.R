@@ -3,9 +3,9 @@
 # GPU; and whether the trace's outputs equal the module's (bitwise on the CPU, within float32
 # rounding on the GPU).
 #   R_LIBS=build/r-lib Rscript bench/bench_jit_trace_r.R [calls]
-# Host time: the calls are issued back to back and timed without waiting for the GPU between
-# them (batch 1: the kernels are tiny, so the host's work per call is what is measured), then
-# the device is synchronised once. Median of 5 rounds.
+# Host time: the device is synchronised before each call and the call alone is timed, so no call
+# waits for an earlier one's kernels (batch 1). Median of 5 rounds. bench_trace (C++) times the
+# same network called directly from C++: the floor under both.
 suppressMessages(library(rcuda))
 args <- commandArgs(trailingOnly = TRUE)
 calls <- if (length(args)) as.integer(args[[1]]) else 200L
@@ -32,14 +32,18 @@ net <- nn_module(
 )
 
 time_calls <- function(f, x, device) {
-  sync <- function() if (device == "cuda") cuda_synchronize()
+  sync <- if (device == "cuda") function() cuda_synchronize() else function() NULL
   for (i in 1:10) f(x)
   sync()
   rounds <- vapply(1:5, function(r) {
-    start <- proc.time()[["elapsed"]]
-    with_no_grad(for (i in seq_len(calls)) f(x))
-    sync()
-    (proc.time()[["elapsed"]] - start) / calls * 1e6
+    total <- 0
+    with_no_grad(for (i in seq_len(calls)) {
+      sync()
+      start <- Sys.time()
+      f(x)
+      total <- total + as.numeric(Sys.time() - start, units = "secs")
+    })
+    total / calls * 1e6
   }, numeric(1))
   stats::median(rounds)
 }

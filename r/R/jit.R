@@ -101,8 +101,10 @@ module_scope_finder <- function(module) {
   # Up the chain of callers, not down the stack: R evaluates an argument (x + y in
   # self$norm(x + y)) inside the callee's frame, but its caller is the frame that wrote it.
   function() {
+    # Called from the engine (C), so its own frame has no R caller: start at the frame below it,
+    # the R function whose .Call made the op.
     parents <- sys.parents()
-    i <- sys.nframe()
+    i <- sys.nframe() - 1L
     while (i > 0) {
       e <- environment(sys.function(i))
       for (k in seq_along(envs)) if (identical(e, envs[[k]])) return(paths[[k]])

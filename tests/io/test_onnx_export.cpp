@@ -91,8 +91,6 @@ struct Mlp {
     return {std::move(g), forward(x)};
   }
 };
-  }
-};
 
 // conv2d - relu - max_pool2d - flatten - linear, built in C++ and traced.
 struct Cnn {
@@ -111,8 +109,6 @@ struct Cnn {
         [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{forward(in[0])}; }, {x},
         {{"conv.weight", cw}, {"conv.bias", cb}, {"fc.weight", fw}, {"fc.bias", fb}});
     return {std::move(g), forward(x)};
-  }
-};
   }
 };
 
