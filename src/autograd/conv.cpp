@@ -19,11 +19,11 @@ using autograd::OpCall;
 using autograd::SavedTensor;
 
 template <typename Forward>
-Tensor record_conv(ConvKind kind, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                   const ConvParams& params, Forward forward) {
+Tensor record_conv(OpId op, ConvKind kind, const Tensor& input, const Tensor& weight,
+                   const Tensor& bias, const ConvParams& params, Forward forward) {
   if (!OpCall::records(input, weight, bias)) return forward();
   Tensor out = autograd::below_autograd(forward);
-  auto node = autograd::make_node<ConvBackward>(input, weight, bias);
+  auto node = autograd::make_node<ConvBackward>(op, input, weight, bias);
   node->kind = kind;
   node->params = params;
   node->input_format = suggest_memory_format(input);
@@ -66,7 +66,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const ConvParams& params) {
   OpCall call(OpId::Conv2d, input);
   if (call.autocasts()) return conv2d(call.cast(input), call.cast(weight), call.cast(bias), params);
-  Tensor out = record_conv(ConvKind::Convolution, input, weight, bias, params,
+  Tensor out = record_conv(call.op(), ConvKind::Convolution, input, weight, bias, params,
                            [&] { return ops::conv2d(input, weight, bias, params); });
   if (call.reported()) {
     Attributes attrs{{"stride", as_list(params.stride)},
@@ -86,7 +86,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   if (call.autocasts())
     return conv_transpose2d(call.cast(input), call.cast(weight), call.cast(bias), params,
                             output_padding);
-  Tensor out = record_conv(ConvKind::Transposed, input, weight, bias, params, [&] {
+  Tensor out = record_conv(call.op(), ConvKind::Transposed, input, weight, bias, params, [&] {
     return ops::conv_transpose2d(input, weight, bias, params, output_padding);
   });
   if (call.reported())

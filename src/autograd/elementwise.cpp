@@ -23,11 +23,11 @@ using autograd::OpCall;
 
 // A unary op's node, when the call records (Note [The funnel] in rcuda/autograd/funnel.h).
 template <typename Forward>
-Tensor record_unary(UnaryOp op, const Tensor& x, const UnaryArgs& args, Forward forward) {
+Tensor record_unary(OpId id, UnaryOp op, const Tensor& x, const UnaryArgs& args, Forward forward) {
   if (!OpCall::records(x)) return forward();
   Tensor out = below_autograd(forward);
   if (!is_floating(out.dtype())) return out;
-  auto node = make_node<UnaryBackward>(x);
+  auto node = make_node<UnaryBackward>(id, x);
   node->op = op;
   node->args = args;
   // Only what the fused formula reads (ops::unary_grad_saves), as torch saves.
@@ -52,7 +52,7 @@ Tensor unary_call(OpId id, UnaryOp kernel, const Tensor& x, const UnaryArgs& arg
                   Forward forward, MakeAttrs attrs) {
   OpCall call(id, x);
   if (call.autocasts()) return unary_call(id, kernel, call.cast(x), args, forward, attrs);
-  Tensor out = record_unary(kernel, x, args, [&] { return forward(x); });
+  Tensor out = record_unary(id, kernel, x, args, [&] { return forward(x); });
   if (call.reported()) call.report({x}, attrs(), {out});
   return out;
 }
@@ -64,10 +64,11 @@ Tensor unary(OpId id, UnaryOp kernel, const Tensor& x, Tensor (*forward)(const T
 }
 
 template <typename Forward>
-Tensor record_binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha, Forward forward) {
+Tensor record_binary(OpId id, BinaryOp op, const Tensor& a, const Tensor& b, double alpha,
+                     Forward forward) {
   if (!OpCall::records(a, b)) return forward();
   Tensor out = below_autograd(forward);
-  auto node = make_node<BinaryBackward>(a, b);
+  auto node = make_node<BinaryBackward>(id, a, b);
   node->op = op;
   node->alpha = alpha;
   // What each formula reads (grads/binary.cpp).
@@ -93,7 +94,7 @@ Tensor binary_call(OpId id, BinaryOp kernel, const Tensor& a, const Tensor& b,
   };
   Tensor out = is_comparison_or_logical(kernel)
                    ? forward()
-                   : record_binary(kernel, a, b, alpha.to_double(), forward);
+                   : record_binary(id, kernel, a, b, alpha.to_double(), forward);
   if (call.reported()) {
     Attributes attrs;
     if (alpha.to_double() != 1) attrs.set("alpha", alpha.to_double());
@@ -104,11 +105,11 @@ Tensor binary_call(OpId id, BinaryOp kernel, const Tensor& a, const Tensor& b,
 
 // A tensor and a plain number: only the tensor has an edge.
 template <typename Forward>
-Tensor record_with_number(BinaryOp op, const Tensor& t, double number, bool number_first,
+Tensor record_with_number(OpId id, BinaryOp op, const Tensor& t, double number, bool number_first,
                           Forward forward) {
   if (!OpCall::records(t)) return forward();
   Tensor out = below_autograd(forward);
-  auto node = make_node<BinaryBackward>(t);
+  auto node = make_node<BinaryBackward>(id, t);
   node->op = op;
   node->number = number;
   node->a_is_number = number_first;
@@ -145,7 +146,7 @@ Tensor number_call(OpId id, BinaryOp kernel, const Tensor& t, const Scalar& numb
   };
   Tensor out = is_comparison_or_logical(kernel)
                    ? forward()
-                   : record_with_number(kernel, t, number.to_double(), number_first, forward);
+                   : record_with_number(id, kernel, t, number.to_double(), number_first, forward);
   if (call.reported()) call.report({t}, number_attributes(number, number_first), {out});
   return out;
 }
@@ -474,7 +475,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
     out = ops::where(condition, a, b);
   } else {
     out = below_autograd([&] { return ops::where(condition, a, b); });
-    auto node = make_node<autograd::WhereBackward>(a, b);
+    auto node = make_node<autograd::WhereBackward>(call.op(), a, b);
     node->condition = SavedTensor(condition, SavedTensor::kInput);
     set_history(out, std::move(node));
   }
@@ -507,7 +508,7 @@ const Tensor& record_inplace(OpId id, BinaryOp kind, const Tensor& self, const T
     forward();
   } else {
     autograd::check_not_view(op, self);
-    auto node = make_node<BinaryBackward>(self, other);
+    auto node = make_node<BinaryBackward>(id, self, other);
     node->op = kind;
     configure(*node);
     below_autograd(forward);

@@ -12,8 +12,8 @@ namespace {
 using autograd::OpCall;
 
 // Writes self[indices] = values (or +=), recording when self or values requires grad.
-void write_index_put(const Tensor& self, const ops::IndexList& indices, const Tensor& values,
-                     bool accumulate) {
+void write_index_put(OpId op, const Tensor& self, const ops::IndexList& indices,
+                     const Tensor& values, bool accumulate) {
   if (!OpCall::records(self, values)) {
     ops::index_put_(self, indices, values, accumulate);
     return;
@@ -21,7 +21,7 @@ void write_index_put(const Tensor& self, const ops::IndexList& indices, const Te
   autograd::check_not_view("index_put_", self, "index the tensor itself");
   const Tensor positions =
       autograd::below_autograd([&] { return ops::index_put_positions(self, indices, values); });
-  auto node = autograd::make_node<autograd::IndexPutBackward>(self, values);
+  auto node = autograd::make_node<autograd::IndexPutBackward>(op, self, values);
   node->positions = autograd::SavedTensor(positions);
   node->accumulate = accumulate;
   autograd::below_autograd(
@@ -36,7 +36,7 @@ const Tensor& index_put_(const Tensor& self, const ops::IndexList& indices, cons
   OpCall call(OpId::IndexPut, self);
   autograd::check_inplace("index_put_", self);
   call.will_change(self);
-  write_index_put(self, indices, values, accumulate);
+  write_index_put(call.op(), self, indices, values, accumulate);
   if (call.reported()) {
     // self, then one input per index (undefined where the list takes a whole dim), then values.
     std::vector<Tensor> inputs{self};

@@ -14,12 +14,12 @@ using autograd::OpCall;
 
 // Records an IndexBackward with inputs (x) or (x, src); `saved` is the index or the mask.
 template <typename Forward>
-Tensor record_index(IndexKind kind, const Tensor& x, const Tensor& src, int64_t dim,
+Tensor record_index(OpId op, IndexKind kind, const Tensor& x, const Tensor& src, int64_t dim,
                     const Tensor& saved, Forward forward) {
   if (!OpCall::records(x, src)) return forward();
   Tensor out = autograd::below_autograd(forward);
-  auto node = src.defined() ? autograd::make_node<IndexBackward>(x, src)
-                            : autograd::make_node<IndexBackward>(x);
+  auto node = src.defined() ? autograd::make_node<IndexBackward>(op, x, src)
+                            : autograd::make_node<IndexBackward>(op, x);
   node->kind = kind;
   node->dim = dim;
   node->index = autograd::SavedTensor(saved);
@@ -51,7 +51,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     out = ops::cat(tensors, dim);
   } else {
     out = autograd::below_autograd([&] { return ops::cat(tensors, dim); });
-    auto node = autograd::make_node_list<autograd::JoinBackward>(tensors);
+    auto node = autograd::make_node_list<autograd::JoinBackward>(call.op(), tensors);
     // ops::cat wraps dim against the first input it does not skip.
     int64_t ndim = -1;
     for (const Tensor& t : tensors) {
@@ -75,7 +75,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
     out = ops::stack(tensors, dim);
   } else {
     out = autograd::below_autograd([&] { return ops::stack(tensors, dim); });
-    auto node = autograd::make_node_list<autograd::JoinBackward>(tensors);
+    auto node = autograd::make_node_list<autograd::JoinBackward>(call.op(), tensors);
     node->stack = true;
     node->dim = wrap_dim(dim, tensors[0].dim() + 1, "stack");
     autograd::set_history(out, node);
@@ -86,7 +86,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   OpCall call(OpId::IndexSelect, x);
-  Tensor out = record_index(IndexKind::IndexSelect, x, Tensor(), dim, index,
+  Tensor out = record_index(call.op(), IndexKind::IndexSelect, x, Tensor(), dim, index,
                             [&] { return ops::index_select(x, dim, index); });
   if (call.reported()) call.report({x, index}, {{"dim", dim}}, {out});
   return out;
@@ -94,7 +94,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   OpCall call(OpId::Gather, x);
-  Tensor out = record_index(IndexKind::Gather, x, Tensor(), dim, index,
+  Tensor out = record_index(call.op(), IndexKind::Gather, x, Tensor(), dim, index,
                             [&] { return ops::gather(x, dim, index); });
   if (call.reported()) call.report({x, index}, {{"dim", dim}}, {out});
   return out;
@@ -102,7 +102,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   OpCall call(OpId::Scatter, x);
-  Tensor out = record_index(IndexKind::Scatter, x, src, dim, index,
+  Tensor out = record_index(call.op(), IndexKind::Scatter, x, src, dim, index,
                             [&] { return ops::scatter(x, dim, index, src); });
   if (call.reported()) call.report({x, index, src}, {{"dim", dim}}, {out});
   return out;
@@ -110,7 +110,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
   OpCall call(OpId::Scatter, x);
-  Tensor out = record_index(IndexKind::ScatterValue, x, Tensor(), dim, index,
+  Tensor out = record_index(call.op(), IndexKind::ScatterValue, x, Tensor(), dim, index,
                             [&] { return ops::scatter(x, dim, index, value); });
   if (call.reported())
     call.report({x, index}, {{"dim", dim}, {"value", number_attribute(value)}}, {out});
@@ -119,7 +119,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& 
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   OpCall call(OpId::ScatterAdd, x);
-  Tensor out = record_index(IndexKind::ScatterAdd, x, src, dim, index,
+  Tensor out = record_index(call.op(), IndexKind::ScatterAdd, x, src, dim, index,
                             [&] { return ops::scatter_add(x, dim, index, src); });
   if (call.reported()) call.report({x, index, src}, {{"dim", dim}}, {out});
   return out;
@@ -127,7 +127,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   OpCall call(OpId::MaskedFill, x);
-  Tensor out = record_index(IndexKind::MaskedFill, x, Tensor(), 0, mask,
+  Tensor out = record_index(call.op(), IndexKind::MaskedFill, x, Tensor(), 0, mask,
                             [&] { return ops::masked_fill(x, mask, value); });
   if (call.reported()) call.report({x, mask}, {{"value", number_attribute(value)}}, {out});
   return out;
@@ -140,7 +140,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
     out = ops::masked_select(x, mask);
   } else {
     out = autograd::below_autograd([&] { return ops::masked_select(x, mask); });
-    auto node = autograd::make_node<IndexBackward>(x);
+    auto node = autograd::make_node<IndexBackward>(call.op(), x);
     node->kind = IndexKind::MaskedSelect;
     node->index = autograd::SavedTensor(mask);
     node->shape = broadcast_shapes(x.shape(), mask.shape(), "masked_select");

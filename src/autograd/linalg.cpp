@@ -10,10 +10,11 @@ namespace {
 using autograd::OpCall;
 
 template <typename Forward>
-Tensor record_product(const char* name, const Tensor& a, const Tensor& b, Forward forward) {
+Tensor record_product(OpId op, const char* name, const Tensor& a, const Tensor& b,
+                      Forward forward) {
   if (!OpCall::records(a, b)) return forward();
   Tensor out = autograd::below_autograd(forward);
-  auto node = autograd::make_node<autograd::MatmulBackward>(a, b);
+  auto node = autograd::make_node<autograd::MatmulBackward>(op, a, b);
   node->name_ = name;
   // Each operand is needed only for the other's gradient.
   if (autograd::needs_grad(b)) node->a = autograd::SavedTensor(a, autograd::SavedTensor::kInput);
@@ -27,21 +28,21 @@ Tensor record_product(const char* name, const Tensor& a, const Tensor& b, Forwar
 Tensor matmul(const Tensor& a, const Tensor& b) {
   OpCall call(OpId::Matmul, a);
   if (call.autocasts()) return matmul(call.cast(a), call.cast(b));
-  Tensor out = record_product("MatmulBackward", a, b, [&] { return ops::matmul(a, b); });
+  Tensor out = record_product(call.op(), "MatmulBackward", a, b, [&] { return ops::matmul(a, b); });
   if (call.reported()) call.report({a, b}, {}, {out});
   return out;
 }
 Tensor mm(const Tensor& a, const Tensor& b) {
   OpCall call(OpId::Mm, a);
   if (call.autocasts()) return mm(call.cast(a), call.cast(b));
-  Tensor out = record_product("MmBackward", a, b, [&] { return ops::mm(a, b); });
+  Tensor out = record_product(call.op(), "MmBackward", a, b, [&] { return ops::mm(a, b); });
   if (call.reported()) call.report({a, b}, {}, {out});
   return out;
 }
 Tensor bmm(const Tensor& a, const Tensor& b) {
   OpCall call(OpId::Bmm, a);
   if (call.autocasts()) return bmm(call.cast(a), call.cast(b));
-  Tensor out = record_product("BmmBackward", a, b, [&] { return ops::bmm(a, b); });
+  Tensor out = record_product(call.op(), "BmmBackward", a, b, [&] { return ops::bmm(a, b); });
   if (call.reported()) call.report({a, b}, {}, {out});
   return out;
 }
@@ -55,7 +56,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
     out = ops::addmm(input, a, b, beta, alpha);
   } else {
     out = autograd::below_autograd([&] { return ops::addmm(input, a, b, beta, alpha); });
-    auto node = autograd::make_node<autograd::AddmmBackward>(input, a, b);
+    auto node = autograd::make_node<autograd::AddmmBackward>(call.op(), input, a, b);
     node->beta = beta.to_double();
     node->alpha = alpha.to_double();
     if (autograd::needs_grad(b)) node->a = autograd::SavedTensor(a, autograd::SavedTensor::kInput);

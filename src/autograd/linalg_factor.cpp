@@ -19,16 +19,16 @@ using autograd::FactorOp;
 using autograd::OpCall;
 using autograd::SavedTensor;
 
-std::shared_ptr<FactorBackward> factor_node(FactorOp op, const Tensor& A) {
-  auto node = autograd::make_node<FactorBackward>(A);
+std::shared_ptr<FactorBackward> factor_node(OpId id, FactorOp op, const Tensor& A) {
+  auto node = autograd::make_node<FactorBackward>(id, A);
   node->op = op;
   return node;
 }
 
 // Records the full SVD; `values_only` says whether the caller hands out S alone.
-SvdResult recorded_svd(const Tensor& A, bool full_matrices, bool values_only) {
+SvdResult recorded_svd(OpId id, const Tensor& A, bool full_matrices, bool values_only) {
   SvdResult r = autograd::below_autograd([&] { return ops::linalg_svd(A, full_matrices); });
-  auto node = factor_node(FactorOp::Svd, A);
+  auto node = factor_node(id, FactorOp::Svd, A);
   node->flag = full_matrices;
   node->saved = {SavedTensor(r.U), SavedTensor(r.S), SavedTensor(r.Vh)};
   node->set_num_outputs(3);
@@ -40,9 +40,9 @@ SvdResult recorded_svd(const Tensor& A, bool full_matrices, bool values_only) {
   return r;
 }
 
-EighResult recorded_eigh(const Tensor& A, const std::string& uplo, bool values_only) {
+EighResult recorded_eigh(OpId id, const Tensor& A, const std::string& uplo, bool values_only) {
   EighResult r = autograd::below_autograd([&] { return ops::linalg_eigh(A, uplo); });
-  auto node = factor_node(FactorOp::Eigh, A);
+  auto node = factor_node(id, FactorOp::Eigh, A);
   node->saved = {SavedTensor(r.eigenvalues), SavedTensor(r.eigenvectors)};
   node->set_num_outputs(2);
   autograd::set_history(r.eigenvalues, node, 0);
@@ -123,7 +123,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B) {
     X = ops::linalg_solve(A, B);
   } else {
     X = autograd::below_autograd([&] { return ops::linalg_solve(A, B); });
-    auto node = autograd::make_node<FactorBackward>(A, B);
+    auto node = autograd::make_node<FactorBackward>(call.op(), A, B);
     node->op = FactorOp::Solve;
     // The vector rule of ops::linalg_solve, recorded for the formula.
     const Shape a_batch_n(A.shape().begin(), A.shape().end() - 1);
@@ -142,7 +142,7 @@ Tensor linalg_inv(const Tensor& A) {
     out = ops::linalg_inv(A);
   } else {
     out = autograd::below_autograd([&] { return ops::linalg_inv(A); });
-    auto node = factor_node(FactorOp::Inv, A);
+    auto node = factor_node(call.op(), FactorOp::Inv, A);
     node->saved = {SavedTensor(out)};
     autograd::set_history(out, node);
   }
@@ -157,7 +157,7 @@ Tensor linalg_det(const Tensor& A) {
     out = ops::linalg_det(A);
   } else {
     out = autograd::below_autograd([&] { return ops::linalg_det(A); });
-    auto node = factor_node(FactorOp::Det, A);
+    auto node = factor_node(call.op(), FactorOp::Det, A);
     node->saved = {SavedTensor(A, SavedTensor::kInput), SavedTensor(out)};
     autograd::set_history(out, node);
   }
@@ -172,7 +172,7 @@ SlogdetResult linalg_slogdet(const Tensor& A) {
     r = ops::linalg_slogdet(A);
   } else {
     r = autograd::below_autograd([&] { return ops::linalg_slogdet(A); });
-    auto node = factor_node(FactorOp::Slogdet, A);
+    auto node = factor_node(call.op(), FactorOp::Slogdet, A);
     node->saved = {SavedTensor(A, SavedTensor::kInput)};
     node->set_num_outputs(2);
     autograd::set_history(r.sign, node, 0);
@@ -189,7 +189,7 @@ Tensor linalg_cholesky(const Tensor& A, bool upper) {
     out = ops::linalg_cholesky(A, upper);
   } else {
     out = autograd::below_autograd([&] { return ops::linalg_cholesky(A, upper); });
-    auto node = factor_node(FactorOp::Cholesky, A);
+    auto node = factor_node(call.op(), FactorOp::Cholesky, A);
     node->flag = upper;
     node->saved = {SavedTensor(out)};
     autograd::set_history(out, node);
@@ -205,7 +205,7 @@ QrResult linalg_qr(const Tensor& A, const std::string& mode) {
     r = ops::linalg_qr(A, mode);
   } else {
     r = autograd::below_autograd([&] { return ops::linalg_qr(A, mode); });
-    auto node = factor_node(FactorOp::Qr, A);
+    auto node = factor_node(call.op(), FactorOp::Qr, A);
     node->saved = {SavedTensor(r.Q), SavedTensor(r.R)};
     node->set_num_outputs(2);
     if (mode != "r") autograd::set_history(r.Q, node, 0);
@@ -217,7 +217,7 @@ QrResult linalg_qr(const Tensor& A, const std::string& mode) {
 
 SvdResult linalg_svd(const Tensor& A, bool full_matrices) {
   OpCall call(OpId::LinalgSvd, A);
-  SvdResult r = OpCall::records(A) ? recorded_svd(A, full_matrices, false)
+  SvdResult r = OpCall::records(A) ? recorded_svd(call.op(), A, full_matrices, false)
                                    : ops::linalg_svd(A, full_matrices);
   if (call.reported()) call.report({A}, {{"full_matrices", full_matrices}}, {r.U, r.S, r.Vh});
   return r;
@@ -225,22 +225,24 @@ SvdResult linalg_svd(const Tensor& A, bool full_matrices) {
 
 Tensor linalg_svdvals(const Tensor& A) {
   OpCall call(OpId::LinalgSvdvals, A);
-  Tensor out = OpCall::records(A) ? recorded_svd(A, false, true).S : ops::linalg_svdvals(A);
+  Tensor out =
+      OpCall::records(A) ? recorded_svd(call.op(), A, false, true).S : ops::linalg_svdvals(A);
   if (call.reported()) call.report({A}, {}, {out});
   return out;
 }
 
 EighResult linalg_eigh(const Tensor& A, const std::string& uplo) {
   OpCall call(OpId::LinalgEigh, A);
-  EighResult r = OpCall::records(A) ? recorded_eigh(A, uplo, false) : ops::linalg_eigh(A, uplo);
+  EighResult r =
+      OpCall::records(A) ? recorded_eigh(call.op(), A, uplo, false) : ops::linalg_eigh(A, uplo);
   if (call.reported()) call.report({A}, {{"UPLO", uplo}}, {r.eigenvalues, r.eigenvectors});
   return r;
 }
 
 Tensor linalg_eigvalsh(const Tensor& A, const std::string& uplo) {
   OpCall call(OpId::LinalgEigvalsh, A);
-  Tensor out =
-      OpCall::records(A) ? recorded_eigh(A, uplo, true).eigenvalues : ops::linalg_eigvalsh(A, uplo);
+  Tensor out = OpCall::records(A) ? recorded_eigh(call.op(), A, uplo, true).eigenvalues
+                                  : ops::linalg_eigvalsh(A, uplo);
   if (call.reported()) call.report({A}, {{"UPLO", uplo}}, {out});
   return out;
 }

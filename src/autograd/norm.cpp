@@ -15,11 +15,11 @@ using autograd::OpCall;
 using autograd::SavedTensor;
 
 template <typename Forward>
-Tensor record_norm(NormKind kind, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                   int64_t groups, bool batch_stats, Forward forward) {
+Tensor record_norm(OpId op, NormKind kind, const Tensor& x, const Tensor& weight,
+                   const Tensor& bias, int64_t groups, bool batch_stats, Forward forward) {
   if (!OpCall::records(x, weight, bias)) return forward().out;
   const ops::NormForward f = autograd::below_autograd(forward);
-  auto node = autograd::make_node<autograd::NormBackward>(x, weight, bias);
+  auto node = autograd::make_node<autograd::NormBackward>(op, x, weight, bias);
   node->kind = kind;
   node->groups = groups;
   node->batch_stats = batch_stats;
@@ -37,7 +37,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
   OpCall call(OpId::BatchNorm, x);
-  Tensor out = record_norm(NormKind::Batch, x, weight, bias, 1, training, [&] {
+  Tensor out = record_norm(call.op(), NormKind::Batch, x, weight, bias, 1, training, [&] {
     return ops::batch_norm_forward(x, running_mean, running_var, weight, bias, training, momentum,
                                    eps);
   });
@@ -52,7 +52,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   OpCall call(OpId::GroupNorm, x);
   if (call.autocasts())
     return group_norm(call.cast(x), num_groups, call.cast(weight), call.cast(bias), eps);
-  Tensor out = record_norm(NormKind::Group, x, weight, bias, num_groups, true, [&] {
+  Tensor out = record_norm(call.op(), NormKind::Group, x, weight, bias, num_groups, true, [&] {
     return ops::group_norm_forward(x, num_groups, weight, bias, eps);
   });
   if (call.reported())
@@ -64,7 +64,7 @@ Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& 
                      const Tensor& weight, const Tensor& bias, bool use_input_stats,
                      double momentum, double eps) {
   OpCall call(OpId::InstanceNorm, x);
-  Tensor out = record_norm(NormKind::Instance, x, weight, bias, 1, use_input_stats, [&] {
+  Tensor out = record_norm(call.op(), NormKind::Instance, x, weight, bias, 1, use_input_stats, [&] {
     return ops::instance_norm_forward(x, running_mean, running_var, weight, bias, use_input_stats,
                                       momentum, eps);
   });

@@ -11,7 +11,7 @@ namespace {
 
 using autograd::OpCall;
 
-std::pair<Tensor, Tensor> record_pool(const Tensor& x, const ops::PoolOptions& options,
+std::pair<Tensor, Tensor> record_pool(OpId op, const Tensor& x, const ops::PoolOptions& options,
                                       bool with_indices) {
   if (!OpCall::records(x)) {
     const ops::PoolForward f = ops::pool_forward(x, options, with_indices);
@@ -20,7 +20,7 @@ std::pair<Tensor, Tensor> record_pool(const Tensor& x, const ops::PoolOptions& o
   const bool max = options.op == PoolOp::Max;
   const ops::PoolForward f =
       autograd::below_autograd([&] { return ops::pool_forward(x, options, max); });
-  auto node = autograd::make_node<autograd::PoolBackward>(x);
+  auto node = autograd::make_node<autograd::PoolBackward>(op, x);
   node->options = options;
   node->input_shape = x.shape();
   node->channels_last = f.channels_last;
@@ -53,7 +53,8 @@ Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel_size,
                   const std::vector<int64_t>& dilation, bool ceil_mode) {
   OpCall call(OpId::MaxPool2d, x);
   Tensor out =
-      record_pool(x, ops::max_pool_options(2, kernel_size, stride, padding, dilation, ceil_mode),
+      record_pool(call.op(), x,
+                  ops::max_pool_options(2, kernel_size, stride, padding, dilation, ceil_mode),
                   false)
           .first;
   if (call.reported())
@@ -67,7 +68,8 @@ std::pair<Tensor, Tensor> max_pool2d_with_indices(
     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode) {
   OpCall call(OpId::MaxPool2d, x);
   std::pair<Tensor, Tensor> out = record_pool(
-      x, ops::max_pool_options(2, kernel_size, stride, padding, dilation, ceil_mode), true);
+      call.op(), x, ops::max_pool_options(2, kernel_size, stride, padding, dilation, ceil_mode),
+      true);
   if (call.reported())
     call.report({x}, max_pool_attributes(kernel_size, stride, padding, dilation, ceil_mode, true),
                 {out.first, out.second});
@@ -91,7 +93,7 @@ std::pair<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, int64_t kerne
                                                   int64_t dilation, bool ceil_mode) {
   OpCall call(OpId::MaxPool1d, x);
   std::pair<Tensor, Tensor> out =
-      record_pool(x,
+      record_pool(call.op(), x,
                   ops::max_pool_options(1, {kernel_size}, optional_stride(stride), {padding},
                                         {dilation}, ceil_mode),
                   true);
@@ -107,7 +109,7 @@ Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel_size,
                   const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   OpCall call(OpId::AvgPool2d, x);
-  Tensor out = record_pool(x,
+  Tensor out = record_pool(call.op(), x,
                            ops::avg_pool_options(2, kernel_size, stride, padding, ceil_mode,
                                                  count_include_pad, divisor_override),
                            false)
@@ -128,7 +130,7 @@ Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> s
                   int64_t padding, bool ceil_mode, bool count_include_pad) {
   OpCall call(OpId::AvgPool1d, x);
   Tensor out =
-      record_pool(x,
+      record_pool(call.op(), x,
                   ops::avg_pool_options(1, {kernel_size}, optional_stride(stride), {padding},
                                         ceil_mode, count_include_pad, std::nullopt),
                   false)
@@ -146,7 +148,8 @@ Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> s
 
 Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size) {
   OpCall call(OpId::AdaptiveAvgPool2d, x);
-  Tensor out = record_pool(x, ops::adaptive_pool_options(PoolOp::Avg, output_size), false).first;
+  Tensor out =
+      record_pool(call.op(), x, ops::adaptive_pool_options(PoolOp::Avg, output_size), false).first;
   if (call.reported()) call.report({x}, {{"output_size", output_size}}, {out});
   return out;
 }
@@ -155,7 +158,7 @@ std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x,
                                               const std::vector<int64_t>& output_size) {
   OpCall call(OpId::AdaptiveMaxPool2d, x);
   std::pair<Tensor, Tensor> out =
-      record_pool(x, ops::adaptive_pool_options(PoolOp::Max, output_size), true);
+      record_pool(call.op(), x, ops::adaptive_pool_options(PoolOp::Max, output_size), true);
   if (call.reported()) call.report({x}, {{"output_size", output_size}}, {out.first, out.second});
   return out;
 }

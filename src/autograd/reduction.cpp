@@ -31,11 +31,11 @@ bool reads_result(ReductionKind kind) {
 
 // `arg` is the correction of Var and Std, the p of Norm.
 template <typename Forward>
-Tensor record_reduction(ReductionKind kind, const Tensor& x, const Dims& dims, bool keepdim,
-                        double arg, Forward forward) {
+Tensor record_reduction(OpId op, ReductionKind kind, const Tensor& x, const Dims& dims,
+                        bool keepdim, double arg, Forward forward) {
   if (!OpCall::records(x)) return forward();
   Tensor out = autograd::below_autograd(forward);
-  auto node = autograd::make_node<autograd::ReductionBackward>(x);
+  auto node = autograd::make_node<autograd::ReductionBackward>(op, x);
   node->kind = kind;
   node->dims = dims;
   node->keepdim = keepdim;
@@ -48,14 +48,14 @@ Tensor record_reduction(ReductionKind kind, const Tensor& x, const Dims& dims, b
 }
 
 // max/min along dim: the node has two outputs; indices (int64) get no history.
-std::pair<Tensor, Tensor> record_arg_reduce(bool is_max, const Tensor& x, int64_t dim,
+std::pair<Tensor, Tensor> record_arg_reduce(OpId op, bool is_max, const Tensor& x, int64_t dim,
                                             bool keepdim) {
   const auto forward = [&] {
     return is_max ? ops::max(x, dim, keepdim) : ops::min(x, dim, keepdim);
   };
   if (!OpCall::records(x)) return forward();
   std::pair<Tensor, Tensor> out = autograd::below_autograd(forward);
-  auto node = autograd::make_node<autograd::ArgReduceBackward>(x);
+  auto node = autograd::make_node<autograd::ArgReduceBackward>(op, x);
   node->set_num_outputs(2);
   node->is_max = is_max;
   node->dim = dim;
@@ -66,11 +66,11 @@ std::pair<Tensor, Tensor> record_arg_reduce(bool is_max, const Tensor& x, int64_
   return out;
 }
 
-Tensor record_softmax(bool log, const Tensor& x, int64_t dim) {
+Tensor record_softmax(OpId op, bool log, const Tensor& x, int64_t dim) {
   const auto forward = [&] { return log ? ops::log_softmax(x, dim) : ops::softmax(x, dim); };
   if (!OpCall::records(x)) return forward();
   Tensor out = autograd::below_autograd(forward);
-  auto node = autograd::make_node<autograd::SoftmaxBackward>(x);
+  auto node = autograd::make_node<autograd::SoftmaxBackward>(op, x);
   node->log = log;
   node->dim = dim;
   node->out = autograd::SavedTensor(out);
@@ -105,7 +105,7 @@ Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType>
     out = ops::sum(x, dims, keepdim, dtype);
   } else {
     out = autograd::below_autograd([&] { return ops::sum(x, dims, keepdim, dtype); });
-    auto node = autograd::make_node<autograd::SumBackward>(x);
+    auto node = autograd::make_node<autograd::SumBackward>(call.op(), x);
     node->dims = dims;
     node->keepdim = keepdim;
     autograd::set_history(out, std::move(node));
@@ -125,7 +125,7 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim) {
     out = ops::mean(x, dims, keepdim);
   } else {
     out = autograd::below_autograd([&] { return ops::mean(x, dims, keepdim); });
-    auto node = autograd::make_node<autograd::SumBackward>(x);
+    auto node = autograd::make_node<autograd::SumBackward>(call.op(), x);
     node->dims = dims;
     node->keepdim = keepdim;
     node->mean = true;
@@ -138,7 +138,7 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim) {
 Tensor prod(const Tensor& x, const Dims& dims, bool keepdim) {
   OpCall call(OpId::Prod, x);
   if (call.autocasts()) return prod(call.cast(x), dims, keepdim);
-  Tensor out = record_reduction(ReductionKind::Prod, x, dims, keepdim, 0,
+  Tensor out = record_reduction(call.op(), ReductionKind::Prod, x, dims, keepdim, 0,
                                 [&] { return ops::prod(x, dims, keepdim); });
   if (call.reported()) call.report({x}, dims_attributes(dims, keepdim), {out});
   return out;
@@ -146,26 +146,28 @@ Tensor prod(const Tensor& x, const Dims& dims, bool keepdim) {
 
 Tensor max(const Tensor& x) {
   OpCall call(OpId::Max, x);
-  Tensor out = record_reduction(ReductionKind::Max, x, {}, false, 0, [&] { return ops::max(x); });
+  Tensor out =
+      record_reduction(call.op(), ReductionKind::Max, x, {}, false, 0, [&] { return ops::max(x); });
   if (call.reported()) call.report({x}, {}, {out});
   return out;
 }
 Tensor min(const Tensor& x) {
   OpCall call(OpId::Min, x);
-  Tensor out = record_reduction(ReductionKind::Min, x, {}, false, 0, [&] { return ops::min(x); });
+  Tensor out =
+      record_reduction(call.op(), ReductionKind::Min, x, {}, false, 0, [&] { return ops::min(x); });
   if (call.reported()) call.report({x}, {}, {out});
   return out;
 }
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
   OpCall call(OpId::Max, x);
-  std::pair<Tensor, Tensor> out = record_arg_reduce(true, x, dim, keepdim);
+  std::pair<Tensor, Tensor> out = record_arg_reduce(call.op(), true, x, dim, keepdim);
   if (call.reported())
     call.report({x}, {{"dim", dim}, {"keepdim", keepdim}}, {out.first, out.second});
   return out;
 }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
   OpCall call(OpId::Min, x);
-  std::pair<Tensor, Tensor> out = record_arg_reduce(false, x, dim, keepdim);
+  std::pair<Tensor, Tensor> out = record_arg_reduce(call.op(), false, x, dim, keepdim);
   if (call.reported())
     call.report({x}, {{"dim", dim}, {"keepdim", keepdim}}, {out.first, out.second});
   return out;
@@ -173,14 +175,14 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
 
 Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
   OpCall call(OpId::Var, x);
-  Tensor out = record_reduction(ReductionKind::Var, x, dims, keepdim, correction,
+  Tensor out = record_reduction(call.op(), ReductionKind::Var, x, dims, keepdim, correction,
                                 [&] { return ops::var(x, dims, correction, keepdim); });
   if (call.reported()) call.report({x}, variance_attributes(dims, correction, keepdim), {out});
   return out;
 }
 Tensor std(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
   OpCall call(OpId::Std, x);
-  Tensor out = record_reduction(ReductionKind::Std, x, dims, keepdim, correction,
+  Tensor out = record_reduction(call.op(), ReductionKind::Std, x, dims, keepdim, correction,
                                 [&] { return ops::std(x, dims, correction, keepdim); });
   if (call.reported()) call.report({x}, variance_attributes(dims, correction, keepdim), {out});
   return out;
@@ -189,7 +191,7 @@ Tensor std(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
 Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim) {
   OpCall call(OpId::Norm, x);
   if (call.autocasts()) return norm(call.cast(x), p, dims, keepdim);
-  Tensor out = record_reduction(ReductionKind::Norm, x, dims, keepdim, p,
+  Tensor out = record_reduction(call.op(), ReductionKind::Norm, x, dims, keepdim, p,
                                 [&] { return ops::norm(x, p, dims, keepdim); });
   if (call.reported()) {
     Attributes attrs = dims_attributes(dims, keepdim);
@@ -201,7 +203,7 @@ Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim) {
 
 Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim) {
   OpCall call(OpId::Logsumexp, x);
-  Tensor out = record_reduction(ReductionKind::Logsumexp, x, dims, keepdim, 0,
+  Tensor out = record_reduction(call.op(), ReductionKind::Logsumexp, x, dims, keepdim, 0,
                                 [&] { return ops::logsumexp(x, dims, keepdim); });
   if (call.reported()) call.report({x}, dims_attributes(dims, keepdim), {out});
   return out;
@@ -210,14 +212,14 @@ Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim) {
 Tensor softmax(const Tensor& x, int64_t dim) {
   OpCall call(OpId::Softmax, x);
   if (call.autocasts()) return softmax(call.cast(x), dim);
-  Tensor out = record_softmax(false, x, dim);
+  Tensor out = record_softmax(call.op(), false, x, dim);
   if (call.reported()) call.report({x}, {{"dim", dim}}, {out});
   return out;
 }
 Tensor log_softmax(const Tensor& x, int64_t dim) {
   OpCall call(OpId::LogSoftmax, x);
   if (call.autocasts()) return log_softmax(call.cast(x), dim);
-  Tensor out = record_softmax(true, x, dim);
+  Tensor out = record_softmax(call.op(), true, x, dim);
   if (call.reported()) call.report({x}, {{"dim", dim}}, {out});
   return out;
 }
@@ -230,7 +232,7 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
     out = ops::cumsum(x, dim);
   } else {
     out = autograd::below_autograd([&] { return ops::cumsum(x, dim); });
-    auto node = autograd::make_node<autograd::CumsumBackward>(x);
+    auto node = autograd::make_node<autograd::CumsumBackward>(call.op(), x);
     node->dim = dim;
     autograd::set_history(out, node);
   }

@@ -11,16 +11,16 @@ namespace {
 
 using autograd::OpCall;
 
-Tensor record_pad(const Tensor& x, const ops::PadPlan& plan) {
+Tensor record_pad(OpId op, const Tensor& x, const ops::PadPlan& plan) {
   if (!OpCall::records(x)) return ops::pad_forward(x, plan);
   const Tensor out = autograd::below_autograd([&] { return ops::pad_forward(x, plan); });
-  auto node = autograd::make_node<autograd::PadBackward>(x);
+  auto node = autograd::make_node<autograd::PadBackward>(op, x);
   node->plan = plan;
   autograd::set_history(out, node);
   return out;
 }
 
-Tensor record_interpolate(const Tensor& x, const ops::InterpolatePlan& plan) {
+Tensor record_interpolate(OpId op, const Tensor& x, const ops::InterpolatePlan& plan) {
   if (plan.area) {
     const Shape& o = plan.output_shape;
     if (plan.spatial_dims == 2) return adaptive_avg_pool2d(x, {o[2], o[3]});
@@ -28,7 +28,7 @@ Tensor record_interpolate(const Tensor& x, const ops::InterpolatePlan& plan) {
   }
   if (!OpCall::records(x)) return ops::interpolate_forward(x, plan);
   const Tensor out = autograd::below_autograd([&] { return ops::interpolate_forward(x, plan); });
-  auto node = autograd::make_node<autograd::InterpolateBackward>(x);
+  auto node = autograd::make_node<autograd::InterpolateBackward>(op, x);
   node->plan = plan;
   autograd::set_history(out, node);
   return out;
@@ -39,7 +39,7 @@ Tensor record_interpolate(const Tensor& x, const ops::InterpolatePlan& plan) {
 Tensor pad(const Tensor& x, const std::vector<int64_t>& padding, const std::string& mode,
            std::optional<double> value) {
   OpCall call(OpId::Pad, x);
-  Tensor out = record_pad(x, ops::pad_plan(x, padding, mode, value));
+  Tensor out = record_pad(call.op(), x, ops::pad_plan(x, padding, mode, value));
   if (call.reported()) {
     Attributes attrs{{"padding", padding}, {"mode", mode}};
     if (value) attrs.set("value", *value);
@@ -53,7 +53,8 @@ Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size,
                    std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor) {
   OpCall call(OpId::Interpolate, x);
   Tensor out = record_interpolate(
-      x, ops::interpolate_plan(x, size, scale_factor, mode, align_corners, recompute_scale_factor));
+      call.op(), x,
+      ops::interpolate_plan(x, size, scale_factor, mode, align_corners, recompute_scale_factor));
   if (call.reported()) {
     // size and scale_factor as given (empty when not given).
     Attributes attrs{{"size", size}, {"scale_factor", scale_factor}, {"mode", mode}};

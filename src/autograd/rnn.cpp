@@ -60,7 +60,7 @@ ops::RnnOutputs rnn(const Tensor& input, const Tensor& hx, const Tensor& cx,
     training.training = true;  // the backward reads the reserve
     r = autograd::below_autograd(
         [&] { return ops::rnn_forward(input, hx, cx, weights, training); });
-    auto node = autograd::make_node_list<RnnBackward>(inputs);
+    auto node = autograd::make_node_list<RnnBackward>(call.op(), inputs);
     node->params = training;
     node->input = SavedTensor(input, SavedTensor::kInput);
     node->hx = SavedTensor(hx, SavedTensor::kInput);

@@ -17,11 +17,11 @@ using autograd::OpCall;
 
 // values (and indices) from forward(); values record an IndexedBackward over the indices.
 template <typename Forward>
-std::pair<Tensor, Tensor> record_indexed(IndexedKind kind, const Tensor& x, int64_t dim,
+std::pair<Tensor, Tensor> record_indexed(OpId op, IndexedKind kind, const Tensor& x, int64_t dim,
                                          bool keepdim, Forward forward) {
   if (!OpCall::records(x)) return forward();
   std::pair<Tensor, Tensor> out = autograd::below_autograd(forward);
-  auto node = autograd::make_node<autograd::IndexedBackward>(x);
+  auto node = autograd::make_node<autograd::IndexedBackward>(op, x);
   node->kind = kind;
   node->dim = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), node->name());
   node->keepdim = keepdim;
@@ -31,11 +31,11 @@ std::pair<Tensor, Tensor> record_indexed(IndexedKind kind, const Tensor& x, int6
 }
 
 template <typename Forward>
-Tensor record_cumulative(bool is_prod, const Tensor& x, int64_t dim, Forward forward) {
+Tensor record_cumulative(OpId op, bool is_prod, const Tensor& x, int64_t dim, Forward forward) {
   if (!OpCall::records(x)) return forward();
   Tensor out = autograd::below_autograd(forward);
   if (!is_floating(out.dtype())) return out;
-  auto node = autograd::make_node<autograd::CumulativeBackward>(x);
+  auto node = autograd::make_node<autograd::CumulativeBackward>(op, x);
   node->is_prod = is_prod;
   node->dim = dim;
   node->x = autograd::SavedTensor(x, autograd::SavedTensor::kInput);
@@ -54,8 +54,9 @@ void report_pair(const OpCall& call, const Tensor& x, const Attributes& attrs,
 
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable) {
   OpCall call(OpId::Sort, x);
-  std::pair<Tensor, Tensor> out = record_indexed(
-      IndexedKind::Sort, x, dim, true, [&] { return ops::sort(x, dim, descending, stable); });
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Sort, x, dim, true, [&] {
+    return ops::sort(x, dim, descending, stable);
+  });
   if (call.reported())
     report_pair(call, x, {{"dim", dim}, {"descending", descending}, {"stable", stable}}, out);
   return out;
@@ -63,8 +64,9 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bo
 
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
   OpCall call(OpId::Topk, x);
-  std::pair<Tensor, Tensor> out = record_indexed(
-      IndexedKind::Topk, x, dim, true, [&] { return ops::topk(x, k, dim, largest, sorted); });
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Topk, x, dim, true, [&] {
+    return ops::topk(x, k, dim, largest, sorted);
+  });
   if (call.reported())
     report_pair(call, x, {{"k", k}, {"dim", dim}, {"largest", largest}, {"sorted", sorted}}, out);
   return out;
@@ -72,7 +74,7 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool lar
 
 std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
   OpCall call(OpId::Kthvalue, x);
-  std::pair<Tensor, Tensor> out = record_indexed(IndexedKind::Kthvalue, x, dim, keepdim,
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Kthvalue, x, dim, keepdim,
                                                  [&] { return ops::kthvalue(x, k, dim, keepdim); });
   if (call.reported()) report_pair(call, x, {{"k", k}, {"dim", dim}, {"keepdim", keepdim}}, out);
   return out;
@@ -80,7 +82,7 @@ std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool
 
 std::pair<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
   OpCall call(OpId::Median, x);
-  std::pair<Tensor, Tensor> out = record_indexed(IndexedKind::Median, x, dim, keepdim,
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Median, x, dim, keepdim,
                                                  [&] { return ops::median(x, dim, keepdim); });
   if (call.reported()) report_pair(call, x, {{"dim", dim}, {"keepdim", keepdim}}, out);
   return out;
@@ -98,7 +100,7 @@ Tensor median(const Tensor& x) {
 
 std::pair<Tensor, Tensor> mode(const Tensor& x, int64_t dim, bool keepdim) {
   OpCall call(OpId::Mode, x);
-  std::pair<Tensor, Tensor> out = record_indexed(IndexedKind::Mode, x, dim, keepdim,
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Mode, x, dim, keepdim,
                                                  [&] { return ops::mode(x, dim, keepdim); });
   if (call.reported()) report_pair(call, x, {{"dim", dim}, {"keepdim", keepdim}}, out);
   return out;
@@ -106,16 +108,16 @@ std::pair<Tensor, Tensor> mode(const Tensor& x, int64_t dim, bool keepdim) {
 
 std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) {
   OpCall call(OpId::Cummax, x);
-  std::pair<Tensor, Tensor> out =
-      record_indexed(IndexedKind::Cummax, x, dim, true, [&] { return ops::cummax(x, dim); });
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Cummax, x, dim, true,
+                                                 [&] { return ops::cummax(x, dim); });
   if (call.reported()) report_pair(call, x, {{"dim", dim}}, out);
   return out;
 }
 
 std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) {
   OpCall call(OpId::Cummin, x);
-  std::pair<Tensor, Tensor> out =
-      record_indexed(IndexedKind::Cummin, x, dim, true, [&] { return ops::cummin(x, dim); });
+  std::pair<Tensor, Tensor> out = record_indexed(call.op(), IndexedKind::Cummin, x, dim, true,
+                                                 [&] { return ops::cummin(x, dim); });
   if (call.reported()) report_pair(call, x, {{"dim", dim}}, out);
   return out;
 }
@@ -123,14 +125,15 @@ std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) {
 Tensor cumprod(const Tensor& x, int64_t dim) {
   OpCall call(OpId::Cumprod, x);
   if (call.autocasts()) return cumprod(call.cast(x), dim);
-  Tensor out = record_cumulative(true, x, dim, [&] { return ops::cumprod(x, dim); });
+  Tensor out = record_cumulative(call.op(), true, x, dim, [&] { return ops::cumprod(x, dim); });
   if (call.reported()) call.report({x}, {{"dim", dim}}, {out});
   return out;
 }
 
 Tensor logcumsumexp(const Tensor& x, int64_t dim) {
   OpCall call(OpId::Logcumsumexp, x);
-  Tensor out = record_cumulative(false, x, dim, [&] { return ops::logcumsumexp(x, dim); });
+  Tensor out =
+      record_cumulative(call.op(), false, x, dim, [&] { return ops::logcumsumexp(x, dim); });
   if (call.reported()) call.report({x}, {{"dim", dim}}, {out});
   return out;
 }

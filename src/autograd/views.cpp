@@ -14,59 +14,74 @@ using autograd::make_node;
 using autograd::set_history;
 using autograd::OpCall;
 
+// The public op of a view: what an observer hears of and what the view's node names.
+OpId view_op(ViewKind kind) {
+  switch (kind) {
+    case ViewKind::View:
+      return OpId::View;
+    case ViewKind::Permute:
+      return OpId::Permute;
+    case ViewKind::Transpose:
+      return OpId::Transpose;
+    case ViewKind::Slice:
+      return OpId::Slice;
+    case ViewKind::Select:
+      return OpId::Select;
+    case ViewKind::Expand:
+      return OpId::Expand;
+    case ViewKind::Diagonal:
+      return OpId::Diagonal;
+    case ViewKind::AsStrided:
+      return OpId::AsStrided;
+  }
+  return OpId::View;
+}
+
 // A view's call as an observer hears it: the view method's own arguments (docs/graph.md).
 void report_view(const Tensor& base, const Tensor& view, const ViewSpec& spec) {
   Attributes attrs;
-  OpId op = OpId::View;
   switch (spec.kind) {
     case ViewKind::View:
       attrs.set("shape", std::vector<int64_t>(view.shape().begin(), view.shape().end()));
       break;
     case ViewKind::Permute:
-      op = OpId::Permute;
       attrs.set("dims", std::vector<int64_t>(spec.dims.begin(), spec.dims.end()));
       break;
     case ViewKind::Transpose:
-      op = OpId::Transpose;
       attrs.set("dim0", spec.dim0);
       attrs.set("dim1", spec.dim1);
       break;
     case ViewKind::Slice:
-      op = OpId::Slice;
       attrs.set("dim", spec.dim0);
       attrs.set("start", spec.start);
       attrs.set("end", spec.end);
       attrs.set("step", spec.step);
       break;
     case ViewKind::Select:
-      op = OpId::Select;
       attrs.set("dim", spec.dim0);
       attrs.set("index", spec.start);
       break;
     case ViewKind::Expand:
-      op = OpId::Expand;
       attrs.set("shape", std::vector<int64_t>(view.shape().begin(), view.shape().end()));
       break;
     case ViewKind::Diagonal:
-      op = OpId::Diagonal;
       attrs.set("offset", spec.start);
       attrs.set("dim1", spec.dim0);
       attrs.set("dim2", spec.dim1);
       break;
     case ViewKind::AsStrided:
-      op = OpId::AsStrided;
       attrs.set("size", std::vector<int64_t>(view.shape().begin(), view.shape().end()));
       attrs.set("stride", std::vector<int64_t>(view.strides().begin(), view.strides().end()));
       attrs.set("storage_offset", view.offset());
       break;
   }
-  autograd::report_op(op, {base}, attrs, {view});
+  autograd::report_op(view_op(spec.kind), {base}, attrs, {view});
 }
 
 void record_view_of(const Tensor& base, const Tensor& view, const ViewSpec& spec) {
   if (autograd::observed()) report_view(base, view, spec);
   if (!GradMode::is_enabled() || !base.requires_grad()) return;
-  auto node = make_node<autograd::ViewBackward>(base);
+  auto node = make_node<autograd::ViewBackward>(view_op(spec.kind), base);
   node->spec = spec;
   if (spec.kind == ViewKind::AsStrided) {
     RCUDA_CHECK(base.is_contiguous(), ValueError,
@@ -86,11 +101,11 @@ const bool view_hook_installed = [] {
 
 // Records a node of type N with the single input t, for ops whose gradient needs nothing saved.
 template <typename N, typename Forward>
-Tensor record_simple(const Tensor& t, Forward forward) {
+Tensor record_simple(OpId op, const Tensor& t, Forward forward) {
   if (!OpCall::records(t)) return forward();
   Tensor out = below_autograd(forward);
   if (out.is_same(t)) return out;  // nothing changed (to() of the same dtype, contiguous())
-  set_history(out, make_node<N>(t));
+  set_history(out, make_node<N>(op, t));
   return out;
 }
 
@@ -98,7 +113,7 @@ Tensor record_simple(const Tensor& t, Forward forward) {
 template <typename N, typename Forward, typename MakeAttrs>
 Tensor simple_call(OpId op, const Tensor& t, Forward forward, MakeAttrs attrs) {
   OpCall call(op, t);
-  Tensor out = record_simple<N>(t, forward);
+  Tensor out = record_simple<N>(op, t, forward);
   if (call.reported()) call.report({t}, attrs(), {out});
   return out;
 }
@@ -163,7 +178,7 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
     ops::copy_(dst, src);
   } else {
     autograd::check_not_view("copy_", dst);
-    auto node = make_node<autograd::CopyBackward>(dst, src);
+    auto node = make_node<autograd::CopyBackward>(call.op(), dst, src);
     below_autograd([&] { return ops::copy_(dst, src); });
     set_history(dst, node);
   }
@@ -186,7 +201,7 @@ const Tensor& record_overwrite(OpId id, const Tensor& t, const Attributes& attrs
     forward();
   } else {
     autograd::check_not_view(op, t);
-    auto node = make_node<autograd::FillBackward>(t);
+    auto node = make_node<autograd::FillBackward>(id, t);
     below_autograd(forward);
     set_history(t, node);
   }

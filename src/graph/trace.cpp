@@ -93,12 +93,27 @@ struct Tracer::State final : autograd::OpObserver {
   // ONNX's Reshape convention), so that the graph runs at another batch size (docs/graph.md).
   static void keep_shape_from_input(Node& node, const std::vector<Tensor>& inputs,
                                     const std::vector<Tensor>& outputs) {
+    if (node.op == OpId::Expand) {
+      keep_expanded_sizes(node, inputs);
+      return;
+    }
     if (node.op != OpId::View && node.op != OpId::Reshape) return;
     if (inputs.empty() || outputs.empty() || inputs[0].dim() == 0 || outputs[0].dim() == 0)
       return;
     auto shape = node.attrs.get<std::vector<int64_t>>("shape", node.op);
     if (shape.empty() || shape[0] != inputs[0].size(0) || shape[0] <= 0) return;
     shape[0] = 0;
+    node.attrs.set("shape", std::move(shape));
+  }
+
+  // expand keeps, as -1 (torch's "the tensor's own size"), every size it does not expand, so
+  // that a batch dim it passes through follows the input at another batch size.
+  static void keep_expanded_sizes(Node& node, const std::vector<Tensor>& inputs) {
+    if (inputs.empty() || !inputs[0].defined()) return;
+    auto shape = node.attrs.get<std::vector<int64_t>>("shape", node.op);
+    const int64_t lead = static_cast<int64_t>(shape.size()) - inputs[0].dim();
+    for (int64_t j = 0; j < inputs[0].dim(); ++j)
+      if (lead + j >= 0 && shape[lead + j] == inputs[0].size(j)) shape[lead + j] = -1;
     node.attrs.set("shape", std::move(shape));
   }
 

@@ -141,7 +141,7 @@ Tensor cross_entropy_fused(const Tensor& input, const Tensor& target, const Tens
   if (!OpCall::records(input, target)) return ops::cross_entropy(input, fused_target, o);
   const ops::CrossEntropyForward forward =
       autograd::below_autograd([&] { return ops::cross_entropy_forward(input, fused_target, o); });
-  auto node = autograd::make_node<CrossEntropyBackward>(input, target);
+  auto node = autograd::make_node<CrossEntropyBackward>(OpId::CrossEntropy, input, target);
   node->class_dim = class_dim;
   o.weight = Tensor();
   node->options = o;

@@ -114,7 +114,7 @@ Tensor fp8_linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
                           x.dtype(), bias);
   });
   if (!record) return out;
-  auto node = autograd::make_node<Fp8LinearBackward>(x, weight, bias);
+  auto node = autograd::make_node<Fp8LinearBackward>(OpId::Fp8Linear, x, weight, bias);
   node->amax_history = history;
   node->input_dtype = x.dtype();
   node->weight_dtype = weight.dtype();

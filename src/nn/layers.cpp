@@ -94,7 +94,7 @@ struct EmbeddingBackward final : autograd::Node {
 Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (!OpCall::records(x, weight, bias)) return ops::linear(x, weight, bias);
   const Tensor out = autograd::below_autograd([&] { return ops::linear(x, weight, bias); });
-  auto node = autograd::make_node<LinearBackward>(x, weight, bias);
+  auto node = autograd::make_node<LinearBackward>(OpId::Linear, x, weight, bias);
   node->x = SavedTensor(x, SavedTensor::kInput);
   node->weight = SavedTensor(weight, SavedTensor::kInput);
   autograd::set_history(out, node);
@@ -108,7 +108,7 @@ Tensor layer_norm_forward(const Tensor& x, const Shape& normalized_shape, const 
   if (!OpCall::records(x, w, b)) return ops::layer_norm(x, normalized_shape, w, b, eps);
   const ops::LayerNormForward forward = autograd::below_autograd(
       [&] { return ops::layer_norm_forward(x, normalized_shape, w, b, eps); });
-  auto node = autograd::make_node<LayerNormBackward>(x, w, b);
+  auto node = autograd::make_node<LayerNormBackward>(OpId::LayerNorm, x, w, b);
   node->normalized_shape = normalized_shape;
   node->x = SavedTensor(x, SavedTensor::kInput);
   node->weight = SavedTensor(w, SavedTensor::kInput);
@@ -127,7 +127,7 @@ Tensor dropout_forward(const Tensor& x, double p, bool training) {
   // the gradient by the same mask.
   if (!OpCall::records(x)) return ops::dropout(x, p).first;
   const auto [out, mask] = autograd::below_autograd([&] { return ops::dropout(x, p); });
-  auto node = autograd::make_node<DropoutBackward>(x);
+  auto node = autograd::make_node<DropoutBackward>(OpId::Dropout, x);
   node->p = p;
   node->mask = SavedTensor(mask);
   autograd::set_history(out, node);
@@ -250,7 +250,7 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
     rows = lookup();
   } else {
     rows = autograd::below_autograd(lookup);
-    auto node = autograd::make_node<EmbeddingBackward>(weight);
+    auto node = autograd::make_node<EmbeddingBackward>(call.op(), weight);
     node->num_embeddings = num_embeddings;
     node->padding_idx = padding_idx;
     node->index = SavedTensor(index, SavedTensor::kInput);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "rcuda/core/op.h"
 #include "rcuda/core/small_vector.h"
 #include "rcuda/tensor/autograd_meta.h"
 #include "rcuda/tensor/tensor.h"
@@ -126,6 +127,11 @@ class Node {
   // temporary list above is one that compilers may warn about).
   const InputMeta& input_meta(size_t i) const { return inputs_[i].meta; }
   uint32_t num_outputs() const { return num_outputs_; }
+  // The public op that recorded this node, so that a graph prints by op name (graph_str in
+  // rcuda/autograd/graph_str.h); OpId::Count for a node no public op made (a leaf's
+  // AccumulateGrad, a custom R autograd_function). A node type whose formula has an `op` field
+  // of its own (UnaryBackward's UnaryOp) hides this name: read it through a Node.
+  OpId op() const { return op_; }
   // Creation order: the engine runs later nodes first, as PyTorch's does.
   uint64_t sequence_nr() const { return sequence_nr_; }
   // True when forward input i needs a gradient (lets formulas skip work).
@@ -135,6 +141,7 @@ class Node {
   void add_input(const Tensor& input);
   void reserve_inputs(size_t n) { inputs_.reserve(n); }
   void set_num_outputs(uint32_t n) { num_outputs_ = n; }
+  void set_op(OpId op) { op_ = op; }
   void set_next_edge(size_t i, Edge edge) { inputs_[i].edge = std::move(edge); }
 
   // Tensor hooks on this node's outputs, run by the engine on the summed gradient of output
@@ -167,6 +174,7 @@ class Node {
   std::vector<RetainedGrad> retained_;
   PassState pass_state_;
   uint32_t num_outputs_ = 1;
+  OpId op_ = OpId::Count;  // in the padding after num_outputs_: the node grows by nothing
   uint64_t sequence_nr_;
 };
 

@@ -1,11 +1,13 @@
 // How an entry point records a node (Note [Recording]; docs/autograd.md):
 //
 //   Tensor exp(const Tensor& x) {
+//     OpCall call(OpId::Exp, x);
 //     if (!OpCall::records(x)) return ops::exp(x);
 //     Tensor out = below_autograd([&] { return ops::exp(x); });
-//     auto node = make_node<UnaryBackward>(x);   // edges to x's history, x's shape and dtype
-//     node->out = SavedTensor(out);                // what the formula needs
-//     set_history(out, node);                      // out.grad_fn() == node
+//     auto node = make_node<UnaryBackward>(call.op(), x);  // the op; edges to x's history,
+//                                                          // x's shape and dtype
+//     node->out = SavedTensor(out);                        // what the formula needs
+//     set_history(out, node);                              // out.grad_fn() == node
 //     return out;
 //   }
 //
@@ -18,7 +20,8 @@
 // - the no-grad op runs under below_autograd (grad mode off), so that views it takes of its
 //   inputs, and any entry point it reaches, record nothing: the node made here is the op's
 //   only history, and its formula is the op's whole gradient;
-// - make_node takes each input's edge (its grad_fn's output, or its leaf accumulator) and the
+// - make_node takes the OpId of the public op that records (Node::op, so that a graph prints by
+//   op name), each input's edge (its grad_fn's output, or its leaf accumulator) and the
 //   metadata the engine checks gradients against (shape, dtype, device);
 // - the node saves only what its formula reads (SavedTensor, version-checked; sizes and
 //   attributes as plain values), so that recording keeps no more memory alive than backward
@@ -39,17 +42,6 @@ namespace rcuda::autograd {
 
 inline bool needs_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
 
-// Grad mode on and some input requires grad.
-template <typename... Ts>
-bool should_record(const Ts&... inputs) {
-  return GradMode::is_enabled() && (needs_grad(inputs) || ...);
-}
-inline bool should_record_list(const std::vector<Tensor>& inputs) {
-  if (!GradMode::is_enabled()) return false;
-  for (const Tensor& t : inputs)
-    if (needs_grad(t)) return true;
-  return false;
-}
 
 // Runs the no-grad ops with grad mode off, so views they take of inputs record nothing.
 template <typename F>
@@ -61,16 +53,20 @@ auto below_autograd(F&& f) {
 // The edge a gradient of t flows along: its grad_fn's output, or its leaf accumulator.
 Edge gradient_edge(const Tensor& t);
 
+// A node of type N recorded by the public op `op` (its OpCall's op()), with one input per
+// tensor. The OpId is required, so that no recorded node goes without its op's name.
 template <typename N, typename... Ts>
-std::shared_ptr<N> make_node(const Ts&... inputs) {
+std::shared_ptr<N> make_node(OpId op, const Ts&... inputs) {
   auto node = std::make_shared<N>();
+  node->set_op(op);
   node->reserve_inputs(sizeof...(inputs));
   (node->add_input(inputs), ...);
   return node;
 }
 template <typename N>
-std::shared_ptr<N> make_node_list(const std::vector<Tensor>& inputs) {
+std::shared_ptr<N> make_node_list(OpId op, const std::vector<Tensor>& inputs) {
   auto node = std::make_shared<N>();
+  node->set_op(op);
   node->reserve_inputs(inputs.size());
   for (const Tensor& t : inputs) node->add_input(t);
   return node;

@@ -207,6 +207,26 @@ test_that("an embedding's indices are 1-based in R and 0-based in the file", {
   expect_close_to_reference(model(fresh), reference)
 })
 
+test_that("matmul, split, indexing, cumsum, where and clamp export; einsum at its traced shapes", {
+  skip_if_no_onnxruntime()
+  torch_manual_seed(10)
+  w <- torch_randn(3, 4)
+  f <- function(x) {
+    halves <- torch_split(x, 3, dim = 2)
+    y <- torch_matmul(halves[[1]] * halves[[2]], w)
+    y <- torch_cumsum(y, dim = 2)
+    y <- torch_where(y > 0, y, y * 0.1)
+    torch_clamp(y[, 2:4], min = -1, max = 2) + x[, 1, drop = FALSE]
+  }
+  export_and_compare(f, list(torch_randn(3, 6)),
+                     list(list(torch_randn(3, 6)), list(torch_randn(7, 6))))
+  # torch_einsum is composed in R of reshapes whose sizes it computes from the operands' shapes:
+  # a trace keeps those sizes, so its graph runs at the traced shapes.
+  g <- function(a, b) torch_einsum("bi,ij->bj", list(a, b))
+  export_and_compare(g, list(torch_randn(3, 5), torch_randn(5, 2)),
+                     list(list(torch_randn(3, 5), torch_randn(5, 2))), dynamic = FALSE)
+})
+
 test_that("recurrent layers, multi-head attention and the transformer encoder export", {
   skip_if_no_onnxruntime()
   torch_manual_seed(9)
