@@ -435,8 +435,10 @@ Tensor binary_op(OpId id, const Tensor& a, const Tensor& b) {
 Tensor binary_op_with_number(OpId id, const Tensor& t, const Scalar& number, bool number_first) {
   if (id == OpId::FloorDivide) {
     OpCall call(id, t);
-    Tensor out = number_first ? ops::binary_op("floor_divide", number, t)
-                              : ops::binary_op("floor_divide", t, number);
+    Tensor out = number_first
+                     ? ops::floor_divide(
+                           ops::scalar_tensor(number, ops::result_type(t, number), t.device()), t)
+                     : ops::floor_divide(t, number);
     if (call.reported()) call.report({t}, number_attributes(number, number_first), {out});
     return out;
   }

@@ -3,10 +3,10 @@
 #include "rcuda/ops/elementwise.h"
 
 #include <cstdint>
-#include <cstring>
 
 #include "complex_ops.h"
 #include "ops_util.h"
+#include "rcuda/core/op.h"
 #include "rcuda/ops/complex.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -17,57 +17,60 @@ namespace {
 using ops::backend_of;
 using ops::cast;
 
+// The kernel of each named one-tensor op; names come from rcuda/core/op.h's one table.
 struct UnaryInfo {
-  const char* name;
+  OpId id;
   UnaryOp op;
   bool floating_result;  // integral input is converted to float32 first (exp, sin, ...)
 };
 
 constexpr UnaryInfo kUnary[] = {
-    {"neg", UnaryOp::Neg, false},
-    {"abs", UnaryOp::Abs, false},
-    {"sign", UnaryOp::Sign, false},
-    {"exp", UnaryOp::Exp, true},
-    {"expm1", UnaryOp::Expm1, true},
-    {"log", UnaryOp::Log, true},
-    {"log1p", UnaryOp::Log1p, true},
-    {"sqrt", UnaryOp::Sqrt, true},
-    {"rsqrt", UnaryOp::Rsqrt, true},
-    {"sin", UnaryOp::Sin, true},
-    {"cos", UnaryOp::Cos, true},
-    {"tanh", UnaryOp::Tanh, true},
-    {"sigmoid", UnaryOp::Sigmoid, true},
-    {"relu", UnaryOp::Relu, false},
-    {"gelu", UnaryOp::Gelu, true},
-    {"silu", UnaryOp::Silu, true},
-    {"floor", UnaryOp::Floor, false},
-    {"ceil", UnaryOp::Ceil, false},
-    {"round", UnaryOp::Round, false},
-    {"logical_not", UnaryOp::LogicalNot, false},
-    {"tan", UnaryOp::Tan, true},
-    {"asin", UnaryOp::Asin, true},
-    {"acos", UnaryOp::Acos, true},
-    {"atan", UnaryOp::Atan, true},
-    {"sinh", UnaryOp::Sinh, true},
-    {"cosh", UnaryOp::Cosh, true},
-    {"asinh", UnaryOp::Asinh, true},
-    {"acosh", UnaryOp::Acosh, true},
-    {"atanh", UnaryOp::Atanh, true},
-    {"trunc", UnaryOp::Trunc, false},
-    {"erf", UnaryOp::Erf, true},
-    {"erfc", UnaryOp::Erfc, true},
-    {"erfinv", UnaryOp::Erfinv, true},
-    {"lgamma", UnaryOp::Lgamma, true},
-    {"digamma", UnaryOp::Digamma, true},
-    {"log2", UnaryOp::Log2, true},
-    {"log10", UnaryOp::Log10, true},
-    {"exp2", UnaryOp::Exp2, true},
-    {"reciprocal", UnaryOp::Reciprocal, true},
+    {OpId::Neg, UnaryOp::Neg, false},
+    {OpId::Abs, UnaryOp::Abs, false},
+    {OpId::Sign, UnaryOp::Sign, false},
+    {OpId::Exp, UnaryOp::Exp, true},
+    {OpId::Expm1, UnaryOp::Expm1, true},
+    {OpId::Log, UnaryOp::Log, true},
+    {OpId::Log1p, UnaryOp::Log1p, true},
+    {OpId::Sqrt, UnaryOp::Sqrt, true},
+    {OpId::Rsqrt, UnaryOp::Rsqrt, true},
+    {OpId::Sin, UnaryOp::Sin, true},
+    {OpId::Cos, UnaryOp::Cos, true},
+    {OpId::Tanh, UnaryOp::Tanh, true},
+    {OpId::Sigmoid, UnaryOp::Sigmoid, true},
+    {OpId::Relu, UnaryOp::Relu, false},
+    {OpId::Gelu, UnaryOp::Gelu, true},
+    {OpId::Silu, UnaryOp::Silu, true},
+    {OpId::Floor, UnaryOp::Floor, false},
+    {OpId::Ceil, UnaryOp::Ceil, false},
+    {OpId::Round, UnaryOp::Round, false},
+    {OpId::LogicalNot, UnaryOp::LogicalNot, false},
+    {OpId::Tan, UnaryOp::Tan, true},
+    {OpId::Asin, UnaryOp::Asin, true},
+    {OpId::Acos, UnaryOp::Acos, true},
+    {OpId::Atan, UnaryOp::Atan, true},
+    {OpId::Sinh, UnaryOp::Sinh, true},
+    {OpId::Cosh, UnaryOp::Cosh, true},
+    {OpId::Asinh, UnaryOp::Asinh, true},
+    {OpId::Acosh, UnaryOp::Acosh, true},
+    {OpId::Atanh, UnaryOp::Atanh, true},
+    {OpId::Trunc, UnaryOp::Trunc, false},
+    {OpId::Erf, UnaryOp::Erf, true},
+    {OpId::Erfc, UnaryOp::Erfc, true},
+    {OpId::Erfinv, UnaryOp::Erfinv, true},
+    {OpId::Lgamma, UnaryOp::Lgamma, true},
+    {OpId::Digamma, UnaryOp::Digamma, true},
+    {OpId::Log2, UnaryOp::Log2, true},
+    {OpId::Log10, UnaryOp::Log10, true},
+    {OpId::Exp2, UnaryOp::Exp2, true},
+    {OpId::Reciprocal, UnaryOp::Reciprocal, true},
 };
 
 const UnaryInfo& unary_info(const char* name) {
-  for (const UnaryInfo& u : kUnary)
-    if (std::strcmp(u.name, name) == 0) return u;
+  const std::optional<OpId> id = op_from_name(name);
+  if (id)
+    for (const UnaryInfo& u : kUnary)
+      if (u.id == *id) return u;
   throw ValueError(std::string("unary_op: unknown op '") + name + "'");
 }
 
@@ -101,46 +104,49 @@ Tensor unary(const UnaryInfo& u, const Tensor& x) {
     if (u.op == UnaryOp::Abs) return complex_abs(x);
     if (u.op == UnaryOp::Neg) return complex_neg(x);
   }
-  return run_unary(u.name, u.op, u.floating_result, x);
+  return run_unary(op_name(u.id), u.op, u.floating_result, x);
 }
 Tensor unary(UnaryOp op, const Tensor& x) { return unary(unary_info(op), x); }
 
+// The kernel of each named two-operand op; names come from rcuda/core/op.h's one table.
 struct BinaryInfo {
-  const char* name;
+  OpId id;
   BinaryOp op;
 };
 
 constexpr BinaryInfo kBinary[] = {
-    {"add", BinaryOp::Add},
-    {"sub", BinaryOp::Sub},
-    {"mul", BinaryOp::Mul},
-    {"div", BinaryOp::Div},
-    {"remainder", BinaryOp::Remainder},
-    {"pow", BinaryOp::Pow},
-    {"maximum", BinaryOp::Maximum},
-    {"minimum", BinaryOp::Minimum},
-    {"atan2", BinaryOp::Atan2},
-    {"eq", BinaryOp::Eq},
-    {"ne", BinaryOp::Ne},
-    {"lt", BinaryOp::Lt},
-    {"le", BinaryOp::Le},
-    {"gt", BinaryOp::Gt},
-    {"ge", BinaryOp::Ge},
-    {"logical_and", BinaryOp::LogicalAnd},
-    {"logical_or", BinaryOp::LogicalOr},
-    {"logical_xor", BinaryOp::LogicalXor},
+    {OpId::Add, BinaryOp::Add},
+    {OpId::Sub, BinaryOp::Sub},
+    {OpId::Mul, BinaryOp::Mul},
+    {OpId::Div, BinaryOp::Div},
+    {OpId::Remainder, BinaryOp::Remainder},
+    {OpId::Pow, BinaryOp::Pow},
+    {OpId::Maximum, BinaryOp::Maximum},
+    {OpId::Minimum, BinaryOp::Minimum},
+    {OpId::Atan2, BinaryOp::Atan2},
+    {OpId::Eq, BinaryOp::Eq},
+    {OpId::Ne, BinaryOp::Ne},
+    {OpId::Lt, BinaryOp::Lt},
+    {OpId::Le, BinaryOp::Le},
+    {OpId::Gt, BinaryOp::Gt},
+    {OpId::Ge, BinaryOp::Ge},
+    {OpId::LogicalAnd, BinaryOp::LogicalAnd},
+    {OpId::LogicalOr, BinaryOp::LogicalOr},
+    {OpId::LogicalXor, BinaryOp::LogicalXor},
 };
 
 const BinaryInfo& binary_info(const char* name) {
-  for (const BinaryInfo& b : kBinary)
-    if (std::strcmp(b.name, name) == 0) return b;
+  const std::optional<OpId> id = op_from_name(name);
+  if (id)
+    for (const BinaryInfo& b : kBinary)
+      if (b.id == *id) return b;
   throw ValueError(std::string("binary_op: unknown op '") + name + "'");
 }
 
 // The op's name, for messages.
 const char* binary_name(BinaryOp op) {
   for (const BinaryInfo& b : kBinary)
-    if (b.op == op) return b.name;
+    if (b.op == op) return op_name(b.id);
   throw InternalError("binary_op: an op without a name in kBinary");
 }
 
@@ -441,13 +447,24 @@ const Tensor& mul_(const Tensor& self, const Tensor& other) {
 DType result_type(const Tensor& a, const Tensor& b) { return ops::result_type({a, b}); }
 DType result_type(const Tensor& a, const Scalar& b) { return ops::result_type({a}, {b}); }
 
+namespace {
+
+// floor_divide has no kernel of its own (it is composed): the name is checked through the one
+// table of op names (rcuda/core/op.h).
+bool is_floor_divide(const char* name) {
+  const std::optional<OpId> op = op_from_name(name);
+  return op.has_value() && *op == OpId::FloorDivide;
+}
+
+}  // namespace
+
 Tensor unary_op(const char* name, const Tensor& x) { return unary(unary_info(name), x); }
 UnaryOp unary_op_from_name(const char* name) { return unary_info(name).op; }
 BinaryOp binary_op_from_name(const char* name) { return binary_info(name).op; }
 Tensor binary_op(const char* name, const Tensor& a, const Tensor& b) {
-  if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);  // composed, no kernel
+  if (is_floor_divide(name)) return floor_divide(a, b);  // composed, no kernel
   const BinaryInfo& info = binary_info(name);
-  return binary(info.op, info.name, a, b);
+  return binary(info.op, op_name(info.id), a, b);
 }
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
   return binary(op, binary_name(op), a, b);
@@ -459,15 +476,15 @@ Tensor binary_op(BinaryOp op, const Scalar& a, const Tensor& b) {
   return binary(op, binary_name(op), a, b);
 }
 Tensor binary_op(const char* name, const Tensor& a, const Scalar& b) {
-  if (std::strcmp(name, "floor_divide") == 0) return floor_divide(a, b);
+  if (is_floor_divide(name)) return floor_divide(a, b);
   const BinaryInfo& info = binary_info(name);
-  return binary(info.op, info.name, a, b);
+  return binary(info.op, op_name(info.id), a, b);
 }
 Tensor binary_op(const char* name, const Scalar& a, const Tensor& b) {
-  if (std::strcmp(name, "floor_divide") == 0)
+  if (is_floor_divide(name))
     return floor_divide(scalar_tensor(a, ops::result_type({b}, {a}), b.device()), b);
   const BinaryInfo& info = binary_info(name);
-  return binary(info.op, info.name, a, b);
+  return binary(info.op, op_name(info.id), a, b);
 }
 
 }  // namespace rcuda::ops

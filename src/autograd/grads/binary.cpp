@@ -94,7 +94,7 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
       if (need_b) {
         const Tensor bv = b.unpack(*this);
         const Tensor quotient =
-            a_is_number ? ops::binary_op("div", number, bv) : ops::div(a.unpack(*this), bv);
+            a_is_number ? ops::binary_op(BinaryOp::Div, number, bv) : ops::div(a.unpack(*this), bv);
         gb = ops::neg(ops::mul(g, ops::floor(quotient)));
       }
       break;
