@@ -79,6 +79,13 @@ cat(sprintf("test accuracy after %d epochs: %.2f%% (%.1f s of training on %s)\n"
 model_path <- file.path(out_dir, "fashion-cnn.safetensors")
 torch_save(model$state_dict(), model_path)
 cat("model:", model_path, "\n")
+# The model leaves R as an ONNX file (docs/onnx.md) that ONNX Runtime and other runtimes read,
+# with a dynamic batch dim; exported in eval mode, as torch.onnx.export does.
+onnx_path <- file.path(out_dir, "fashion-cnn.onnx")
+example <- torch_zeros(1, 1, 28, 28, device = model$parameters[[1]]$device)
+onnx_export(model, example, onnx_path, input_names = "image", output_names = "logits",
+            dynamic_axes = list(image = list("1" = "batch"), logits = list("1" = "batch")))
+cat("ONNX model:", onnx_path, "\n")
 png_path <- file.path(out_dir, "training-curves.png")
 # An R without its cairo or X11 libraries only warns that png() cannot open a device.
 unlink(png_path)
