@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--calls") == 0) calls = std::stoi(argv[i + 1]);
   NoGradGuard no_grad;
   std::printf("bench_trace: MNIST-example CNN, batch 1, %d calls a round\n\n", calls);
-  std::printf("| device | direct C++ us/call | graph replay us/call | replay / direct | outputs |\n");
+  std::printf(
+      "| device | direct C++ us/call | graph replay us/call | replay / direct | outputs |\n");
   std::printf("|---|---|---|---|---|\n");
   std::vector<Device> devices{Device()};
   if (cuda::device_count() > 0) devices.emplace_back(DeviceType::CUDA, 0);
@@ -68,9 +69,12 @@ int main(int argc, char** argv) {
     const Tensor x = randn({1, 1, 28, 28}, {DType::Float32, device});
     const auto params = net.parameters();
     graph::NamedTensors named;
-    for (size_t i = 0; i < params.size(); ++i) named.emplace_back("p" + std::to_string(i), params[i]);
+    for (size_t i = 0; i < params.size(); ++i)
+      named.emplace_back("p" + std::to_string(i), params[i]);
     const graph::Graph g = graph::trace(
-        [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eval_forward(net, in[0])}; },
+        [&](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{eval_forward(net, in[0])};
+        },
         {x}, named);
     const Tensor check = randn({16, 1, 28, 28}, {DType::Float32, device});
     const Tensor diff = abs(sub(g.run({check})[0], eval_forward(net, check)));

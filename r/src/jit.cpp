@@ -16,8 +16,9 @@ namespace {
 
 graph::Graph& graph_of(SEXP ptr) {
   return external_object<graph::Graph>(
-      ptr, "jit_trace: the traced graph's engine object is gone (saved with saveRDS and read "
-           "back?); trace it again");
+      ptr,
+      "jit_trace: the traced graph's engine object is gone (saved with saveRDS and read "
+      "back?); trace it again");
 }
 
 std::vector<Tensor> tensor_list(SEXP list, const char* op, const char* what) {

@@ -84,8 +84,7 @@ Region::Region(OpId op, const Tensor& like) {
   if (!state.enabled[index_of(device_type_)]) return;
   policy_ = policy(op, device_type_);
   if (policy_ == Policy::AsIs) return;
-  RCUDA_CHECK(!(device_type_ == DeviceType::CUDA && op == OpId::BinaryCrossEntropy),
-              ValueError,
+  RCUDA_CHECK(!(device_type_ == DeviceType::CUDA && op == OpId::BinaryCrossEntropy), ValueError,
               "binary_cross_entropy: unsafe to autocast on CUDA (a float16 probability of 1 or 0 "
               "loses the loss); use binary_cross_entropy_with_logits on the logits, or compute "
               "this loss outside the autocast region");

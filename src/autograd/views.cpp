@@ -11,8 +11,8 @@ namespace {
 
 using autograd::below_autograd;
 using autograd::make_node;
-using autograd::set_history;
 using autograd::OpCall;
+using autograd::set_history;
 
 // The public op of a view: what an observer hears of and what the view's node names.
 OpId view_op(ViewKind kind) {
@@ -127,12 +127,16 @@ std::vector<int64_t> dims_of(const Shape& shape) { return {shape.begin(), shape.
 Tensor reshape(const Tensor& t, const Shape& shape) {
   return simple_call<autograd::ReshapeBackward>(
       OpId::Reshape, t, [&] { return ops::reshape(t, shape); },
-      [&] { return Attributes{{"shape", dims_of(shape)}}; });
+      [&] {
+        return Attributes{{"shape", dims_of(shape)}};
+      });
 }
 Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
   return simple_call<autograd::ReshapeBackward>(
       OpId::Flatten, t, [&] { return ops::flatten(t, start_dim, end_dim); },
-      [&] { return Attributes{{"start_dim", start_dim}, {"end_dim", end_dim}}; });
+      [&] {
+        return Attributes{{"start_dim", start_dim}, {"end_dim", end_dim}};
+      });
 }
 Tensor contiguous(const Tensor& t) {
   return simple_call<autograd::ToBackward>(
@@ -142,23 +146,28 @@ Tensor contiguous(const Tensor& t, MemoryFormat format) {
   return simple_call<autograd::ToBackward>(
       OpId::Contiguous, t, [&] { return ops::contiguous(t, format); },
       [&] {
-        return Attributes{{"memory_format", std::string(format == MemoryFormat::ChannelsLast
-                                                             ? "channels_last"
-                                                             : "contiguous")}};
+        return Attributes{
+            {"memory_format",
+             std::string(format == MemoryFormat::ChannelsLast ? "channels_last" : "contiguous")}};
       });
 }
 Tensor clone(const Tensor& t) {
-  return simple_call<autograd::ToBackward>(OpId::Clone, t, [&] { return ops::clone(t); }, none);
+  return simple_call<autograd::ToBackward>(
+      OpId::Clone, t, [&] { return ops::clone(t); }, none);
 }
 Tensor to(const Tensor& t, DType dtype) {
   return simple_call<autograd::ToBackward>(
       OpId::To, t, [&] { return ops::to(t, dtype); },
-      [&] { return Attributes{{"dtype", std::string(dtype_name(dtype))}}; });
+      [&] {
+        return Attributes{{"dtype", std::string(dtype_name(dtype))}};
+      });
 }
 Tensor to(const Tensor& t, Device device) {
   return simple_call<autograd::ToBackward>(
       OpId::To, t, [&] { return ops::to(t, device); },
-      [&] { return Attributes{{"device", device.str()}}; });
+      [&] {
+        return Attributes{{"device", device.str()}};
+      });
 }
 Tensor to(const Tensor& t, Device device, DType dtype) {
   return simple_call<autograd::ToBackward>(
@@ -191,8 +200,7 @@ namespace {
 // fill_, uniform_, normal_: every element overwritten, so no gradient flows to the old values;
 // the tensor takes a FillBackward into its history (refused for leaves and views as copy_).
 template <typename Forward>
-const Tensor& record_overwrite(OpId id, const Tensor& t, const Attributes& attrs,
-                               Forward forward) {
+const Tensor& record_overwrite(OpId id, const Tensor& t, const Attributes& attrs, Forward forward) {
   const char* op = op_name(id);
   autograd::check_inplace(op, t);
   OpCall call(id, t);

@@ -39,8 +39,8 @@ std::string name_of(const Graph& g, int id) {
 }  // namespace
 
 std::vector<Tensor> Graph::run(const std::vector<Tensor>& args) const {
-  RCUDA_CHECK(args.size() == inputs.size(), ValueError, "graph: expected ", inputs.size(),
-              " input", inputs.size() == 1 ? "" : "s", ", got ", args.size());
+  RCUDA_CHECK(args.size() == inputs.size(), ValueError, "graph: expected ", inputs.size(), " input",
+              inputs.size() == 1 ? "" : "s", ", got ", args.size());
   std::vector<Tensor> slots(values.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = values[inputs[i]];
@@ -49,8 +49,8 @@ std::vector<Tensor> Graph::run(const std::vector<Tensor>& args) const {
                 "\") is not a tensor");
     RCUDA_CHECK(t.dtype() == v.dtype, DTypeError, "graph: input ", i + 1, " (\"", v.name,
                 "\") must be ", dtype_name(v.dtype), " as traced, got ", dtype_name(t.dtype()));
-    RCUDA_CHECK(t.dim() == static_cast<int64_t>(v.shape.size()), ShapeError, "graph: input ",
-                i + 1, " (\"", v.name, "\") must have ", v.shape.size(), " dims as traced (",
+    RCUDA_CHECK(t.dim() == static_cast<int64_t>(v.shape.size()), ShapeError, "graph: input ", i + 1,
+                " (\"", v.name, "\") must have ", v.shape.size(), " dims as traced (",
                 shape_str(v.shape), "), got shape ", shape_str(t.shape()));
     slots[inputs[i]] = t;
   }

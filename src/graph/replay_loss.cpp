@@ -10,11 +10,14 @@ Tensors loss(OpId op, const Tensors& in, const Attributes& a) {
   const Tensor& target = input(in, 1, op);
   const std::string reduction = text(a, "reduction", op, "mean");
   switch (op) {
-    case OpId::MseLoss: return {nn::mse_loss(x, target, reduction)};
-    case OpId::L1Loss: return {nn::l1_loss(x, target, reduction)};
+    case OpId::MseLoss:
+      return {nn::mse_loss(x, target, reduction)};
+    case OpId::L1Loss:
+      return {nn::l1_loss(x, target, reduction)};
     case OpId::SmoothL1Loss:
       return {nn::smooth_l1_loss(x, target, reduction, number(a, "beta", op))};
-    case OpId::HuberLoss: return {nn::huber_loss(x, target, reduction, number(a, "delta", op))};
+    case OpId::HuberLoss:
+      return {nn::huber_loss(x, target, reduction, number(a, "delta", op))};
     case OpId::NllLoss: {
       nn::NllLossOptions o;
       o.weight = optional_input(in, 2);
@@ -37,7 +40,8 @@ Tensors loss(OpId op, const Tensors& in, const Attributes& a) {
                                                    optional_input(in, 3))};
     case OpId::KlDiv:
       return {nn::kl_div(x, target, reduction, flag(a, "log_target", op, false))};
-    default: throw InternalError(std::string("graph: no loss replay for ") + op_name(op));
+    default:
+      throw InternalError(std::string("graph: no loss replay for ") + op_name(op));
   }
 }
 

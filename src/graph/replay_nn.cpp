@@ -18,12 +18,14 @@ std::optional<int64_t> optional_integer(const Attributes& a, const char* name, O
 Tensors layer(OpId op, const Tensors& in, const Attributes& a) {
   const Tensor& x = input(in, 0, op);
   switch (op) {
-    case OpId::Linear: return {nn::linear(x, input(in, 1, op), optional_input(in, 2))};
+    case OpId::Linear:
+      return {nn::linear(x, input(in, 1, op), optional_input(in, 2))};
     case OpId::Dropout:
       return {nn::dropout(x, number(a, "p", op), flag(a, "training", op, true))};
     case OpId::Embedding:
       return {nn::embedding(x, input(in, 1, op), optional_integer(a, "padding_idx", op))};
-    default: throw InternalError(std::string("graph: no layer replay for ") + op_name(op));
+    default:
+      throw InternalError(std::string("graph: no layer replay for ") + op_name(op));
   }
 }
 
@@ -87,18 +89,19 @@ Tensors pool(OpId op, const Tensors& in, const Attributes& a) {
                              optional_integer(a, "divisor_override", op))};
     case OpId::AvgPool1d: {
       const auto s = integers(a, "stride", op);
-      return {nn::avg_pool1d(x, integers(a, "kernel_size", op).at(0),
-                             s.empty() ? std::nullopt : std::optional(s[0]),
-                             integers(a, "padding", op).at(0), ceil_mode,
-                             flag(a, "count_include_pad", op, true))};
+      return {nn::avg_pool1d(
+          x, integers(a, "kernel_size", op).at(0), s.empty() ? std::nullopt : std::optional(s[0]),
+          integers(a, "padding", op).at(0), ceil_mode, flag(a, "count_include_pad", op, true))};
     }
     case OpId::AdaptiveAvgPool2d:
       return {nn::adaptive_avg_pool2d(x, integers(a, "output_size", op))};
     case OpId::AdaptiveMaxPool2d: {
-      auto [values, indices] = nn::adaptive_max_pool2d_with_indices(x, integers(a, "output_size", op));
+      auto [values, indices] =
+          nn::adaptive_max_pool2d_with_indices(x, integers(a, "output_size", op));
       return {values, indices};
     }
-    default: throw InternalError(std::string("graph: no pool replay for ") + op_name(op));
+    default:
+      throw InternalError(std::string("graph: no pool replay for ") + op_name(op));
   }
 }
 
@@ -111,10 +114,9 @@ Tensors normalization(OpId op, const Tensors& in, const Attributes& a) {
                              optional_input(in, 2), number(a, "eps", op))};
     }
     case OpId::BatchNorm:
-      return {nn::batch_norm(x, optional_input(in, 1), optional_input(in, 2),
-                             optional_input(in, 3), optional_input(in, 4),
-                             flag(a, "training", op, false), number(a, "momentum", op),
-                             number(a, "eps", op))};
+      return {nn::batch_norm(x, optional_input(in, 1), optional_input(in, 2), optional_input(in, 3),
+                             optional_input(in, 4), flag(a, "training", op, false),
+                             number(a, "momentum", op), number(a, "eps", op))};
     case OpId::GroupNorm:
       return {nn::group_norm(x, integer(a, "num_groups", op), optional_input(in, 1),
                              optional_input(in, 2), number(a, "eps", op))};

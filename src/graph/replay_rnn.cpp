@@ -36,9 +36,9 @@ Tensors recurrent(OpId op, const Tensors& in, const Attributes& a) {
   // hidden_size follows from the weights (w_hh_l0 is [G * H, H]); a mismatch means the graph's
   // weights are not the ones it was traced with.
   const int64_t hidden = integer(a, "hidden_size", op);
-  RCUDA_CHECK(weights[1].dim() == 2 && weights[1].size(1) == hidden, ShapeError, "graph: ",
-              op_name(op), " was traced with hidden_size ", hidden, " but w_hh_l0 has shape ",
-              shape_str(weights[1].shape()));
+  RCUDA_CHECK(weights[1].dim() == 2 && weights[1].size(1) == hidden, ShapeError,
+              "graph: ", op_name(op), " was traced with hidden_size ", hidden,
+              " but w_hh_l0 has shape ", shape_str(weights[1].shape()));
   nn::RnnResult r = nn::rnn(in[0], in[1], in[2], weights, o);
   if (o.mode == Backend::RnnMode::Lstm) return {r.output, r.h_n, r.c_n};
   return {r.output, r.h_n};

@@ -16,10 +16,14 @@ Tensors scattering(OpId op, const Tensors& in, const Attributes& a) {
       return {scatter(x, integer(a, "dim", op), input(in, 1, op), input(in, 2, op))};
     case OpId::ScatterAdd:
       return {scatter_add(x, integer(a, "dim", op), input(in, 1, op), input(in, 2, op))};
-    case OpId::MaskedSelect: return {masked_select(x, input(in, 1, op))};
-    case OpId::Nonzero: return {nonzero(x)};
-    case OpId::OneHot: return {one_hot(x, integer(a, "num_classes", op))};
-    default: throw InternalError(std::string("graph: no scatter replay for ") + op_name(op));
+    case OpId::MaskedSelect:
+      return {masked_select(x, input(in, 1, op))};
+    case OpId::Nonzero:
+      return {nonzero(x)};
+    case OpId::OneHot:
+      return {one_hot(x, integer(a, "num_classes", op))};
+    default:
+      throw InternalError(std::string("graph: no scatter replay for ") + op_name(op));
   }
 }
 

@@ -23,23 +23,52 @@ TEST(OpId, EveryOpHasADistinctNameThatMapsBack) {
     EXPECT_EQ(op_index(*op_from_name(name)), i) << name;
   }
   EXPECT_FALSE(op_from_name("no_such_op").has_value());
-  EXPECT_NE(error_message([] { unary_op("no_such_op", zeros({2})); })
-                .find("unary_op: unknown op \"no_such_op\""),
+  EXPECT_NE(error_message([] {
+              unary_op("no_such_op", zeros({2}));
+            }).find("unary_op: unknown op \"no_such_op\""),
             std::string::npos);
-  EXPECT_NE(error_message([] { unary_op("add", zeros({2})); })
-                .find("\"add\" is not an elementwise op of one tensor"),
+  EXPECT_NE(error_message([] {
+              unary_op("add", zeros({2}));
+            }).find("\"add\" is not an elementwise op of one tensor"),
             std::string::npos);
 }
 
 // PyTorch 2.11's "CUDA Ops that can autocast to float32" (torch.amp's documentation), restricted
 // to the ops rcuda has: an independent list, not read from rcuda's table.
 TEST(Autocast, CudaFloat32ListMatchesPyTorchs) {
-  const char* float32_ops[] = {
-      "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
-      "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus", "layer_norm", "group_norm", "norm",
-      "nll_loss", "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "mse_loss",
-      "binary_cross_entropy_with_logits", "cross_entropy", "softmax", "log_softmax", "sum",
-      "prod", "cumprod", "cumsum"};
+  const char* float32_ops[] = {"acos",
+                               "asin",
+                               "cosh",
+                               "erfinv",
+                               "exp",
+                               "expm1",
+                               "log",
+                               "log10",
+                               "log2",
+                               "log1p",
+                               "reciprocal",
+                               "rsqrt",
+                               "sinh",
+                               "tan",
+                               "pow",
+                               "softplus",
+                               "layer_norm",
+                               "group_norm",
+                               "norm",
+                               "nll_loss",
+                               "kl_div",
+                               "l1_loss",
+                               "smooth_l1_loss",
+                               "huber_loss",
+                               "mse_loss",
+                               "binary_cross_entropy_with_logits",
+                               "cross_entropy",
+                               "softmax",
+                               "log_softmax",
+                               "sum",
+                               "prod",
+                               "cumprod",
+                               "cumsum"};
   for (const char* name : float32_ops)
     EXPECT_EQ(autocast::policy(*op_from_name(name), DeviceType::CUDA), autocast::Policy::Float32)
         << name;

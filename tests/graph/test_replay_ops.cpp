@@ -58,7 +58,7 @@ const std::vector<DType> kDtypes = {DType::Float64, DType::Float32};
 TEST(ReplayOps, SortingAndCumulative) {
   for (DType dt : kDtypes) {
     const auto f = [dt](const Inputs& in) {
-      const Tensor& t = in[0];  // [B, 5, 6]
+      const Tensor& t = in[0];                                // [B, 5, 6]
       const Tensor q = tensor_of({0.1, 0.5, 0.85}, {3}, dt);  // a constant of the graph
       const Tensor q0 = tensor_of({0.3}, {}, dt);
       const Tensor coarse = round(mul(t, 2.0));  // repeated values for mode
@@ -95,11 +95,13 @@ TEST(ReplayOps, SortingAndCumulative) {
                     quantile(t, q, std::nullopt, false, "midpoint"),
                     quantile(t, q0, 1, false, "nearest")};
     };
-    const Graph g = expect_replay_equals_function(
-        f, [dt](int64_t b) { return Inputs{random_tensor({b, 5, 6}, dt)}; }, {3, 5});
-    for (OpId op : {OpId::Sort, OpId::Topk, OpId::Kthvalue, OpId::Median, OpId::Mode,
-                    OpId::Cummax, OpId::Cummin, OpId::Logcumsumexp, OpId::Argsort,
-                    OpId::Quantile})
+    const Graph g = expect_replay_equals_function(f,
+                                                  [dt](int64_t b) {
+                                                    return Inputs{random_tensor({b, 5, 6}, dt)};
+                                                  },
+                                                  {3, 5});
+    for (OpId op : {OpId::Sort, OpId::Topk, OpId::Kthvalue, OpId::Median, OpId::Mode, OpId::Cummax,
+                    OpId::Cummin, OpId::Logcumsumexp, OpId::Argsort, OpId::Quantile})
       EXPECT_TRUE(has_op(g, op)) << op_name(op);
   }
 }
@@ -148,12 +150,10 @@ TEST(ReplayOps, Linalg) {
     };
     const auto make = [dt](int64_t batch) {
       return Inputs{random_tensor({batch, 4, 4}, dt), random_tensor({batch, 4, 2}, dt),
-                    add(random_tensor({4, 2, 2}, dt), tensor_of({3, 0, 0, 0, 0, 3, 0, 0, 0, 0,
-                                                                 3, 0, 0, 0, 0, 3},
-                                                                {4, 2, 2}, dt)),
-                    add(random_tensor({2, 2, 4}, dt), tensor_of({3, 0, 0, 0, 0, 3, 0, 0, 0, 0,
-                                                                 3, 0, 0, 0, 0, 3},
-                                                                {2, 2, 4}, dt)),
+                    add(random_tensor({4, 2, 2}, dt),
+                        tensor_of({3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 3}, {4, 2, 2}, dt)),
+                    add(random_tensor({2, 2, 4}, dt),
+                        tensor_of({3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 3}, {2, 2, 4}, dt)),
                     random_tensor({2, 2}, dt)};
     };
     const Graph g = expect_replay_equals_function(f, make, {3, 2});
@@ -312,8 +312,8 @@ TEST(ReplayOps, LossesWithTheirOptions) {
                     random_tensor({batch}, DType::Int64, 0, 5)};
     };
     const Graph g = expect_replay_equals_function(f, make, {4, 7});
-    for (OpId op : {OpId::MseLoss, OpId::L1Loss, OpId::SmoothL1Loss, OpId::HuberLoss,
-                    OpId::NllLoss, OpId::CrossEntropy, OpId::BinaryCrossEntropy,
+    for (OpId op : {OpId::MseLoss, OpId::L1Loss, OpId::SmoothL1Loss, OpId::HuberLoss, OpId::NllLoss,
+                    OpId::CrossEntropy, OpId::BinaryCrossEntropy,
                     OpId::BinaryCrossEntropyWithLogits, OpId::KlDiv})
       EXPECT_TRUE(has_op(g, op)) << op_name(op);
   }

@@ -50,9 +50,10 @@ void clear_autocast_cache();
 }  // namespace rcuda
 
 // How an entry point applies autocast: through its OpCall (rcuda/autograd/funnel.h, Note [The
-// funnel]), which holds the op's Region. A Region is true when autocast is on for the device type of its tensor and the table has a
-// policy for the op there; while it lives, autocast is off on this thread, so the call it makes
-// with the cast inputs (and whatever that call runs inside) sees them as they are.
+// funnel]), which holds the op's Region. A Region is true when autocast is on for the device type
+// of its tensor and the table has a policy for the op there; while it lives, autocast is off on
+// this thread, so the call it makes with the cast inputs (and whatever that call runs inside) sees
+// them as they are.
 namespace rcuda::autocast {
 
 // What an op does with its floating inputs under autocast.

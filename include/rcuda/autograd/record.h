@@ -42,7 +42,6 @@ namespace rcuda::autograd {
 
 inline bool needs_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
 
-
 // Runs the no-grad ops with grad mode off, so views they take of inputs record nothing.
 template <typename F>
 auto below_autograd(F&& f) {

@@ -1,5 +1,6 @@
 // The CUDA backend. Its primitives are defined by family in kernels/*.cu (one file per family)
-// and cublaslt_gemm.cpp and cublaslt_fp8.cpp (gemm, scaled_gemm); copies between host and device in copy.cpp.
+// and cublaslt_gemm.cpp and cublaslt_fp8.cpp (gemm, scaled_gemm); copies between host and device in
+// copy.cpp.
 #pragma once
 
 #include "rcuda/backend/backend.h"

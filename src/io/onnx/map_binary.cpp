@@ -43,8 +43,7 @@ void arithmetic(Builder& b, const char* onnx_op) {
   const DType dtype = b.out_value().dtype;
   // R's 1-based indices shifted to 0-based (index_from_one_based): a model input of indices is
   // 0-based in the file, as ONNX and PyTorch expect, so the shift stays in R (docs/onnx.md).
-  if (b.attr_or<bool>("one_based_index", false) &&
-      b.in_value(0).kind == graph::ValueKind::Input) {
+  if (b.attr_or<bool>("one_based_index", false) && b.in_value(0).kind == graph::ValueKind::Input) {
     b.add("Identity", {b.in(0)}, {b.out()});
     return;
   }
