@@ -48,8 +48,8 @@ Tensor record_unary(OpId id, UnaryOp op, const Tensor& x, const UnaryArgs& args,
 // The funnel for a one-tensor op: autocast's cast, the node, the report to observers. `attrs`
 // makes the call's attributes, only when an observer asks.
 template <typename Forward, typename MakeAttrs>
-Tensor unary_call(OpId id, UnaryOp kernel, const Tensor& x, const UnaryArgs& args,
-                  Forward forward, MakeAttrs attrs) {
+Tensor unary_call(OpId id, UnaryOp kernel, const Tensor& x, const UnaryArgs& args, Forward forward,
+                  MakeAttrs attrs) {
   OpCall call(id, x);
   if (call.autocasts()) return unary_call(id, kernel, call.cast(x), args, forward, attrs);
   Tensor out = record_unary(id, kernel, x, args, [&] { return forward(x); });
@@ -154,24 +154,42 @@ Tensor number_call(OpId id, BinaryOp kernel, const Tensor& t, const Scalar& numb
 // The kernel of a binary OpId (floor_divide has none: it is composed).
 BinaryOp binary_kernel(OpId id) {
   switch (id) {
-    case OpId::Add: return BinaryOp::Add;
-    case OpId::Sub: return BinaryOp::Sub;
-    case OpId::Mul: return BinaryOp::Mul;
-    case OpId::Div: return BinaryOp::Div;
-    case OpId::Remainder: return BinaryOp::Remainder;
-    case OpId::Pow: return BinaryOp::Pow;
-    case OpId::Maximum: return BinaryOp::Maximum;
-    case OpId::Minimum: return BinaryOp::Minimum;
-    case OpId::Atan2: return BinaryOp::Atan2;
-    case OpId::Eq: return BinaryOp::Eq;
-    case OpId::Ne: return BinaryOp::Ne;
-    case OpId::Lt: return BinaryOp::Lt;
-    case OpId::Le: return BinaryOp::Le;
-    case OpId::Gt: return BinaryOp::Gt;
-    case OpId::Ge: return BinaryOp::Ge;
-    case OpId::LogicalAnd: return BinaryOp::LogicalAnd;
-    case OpId::LogicalOr: return BinaryOp::LogicalOr;
-    case OpId::LogicalXor: return BinaryOp::LogicalXor;
+    case OpId::Add:
+      return BinaryOp::Add;
+    case OpId::Sub:
+      return BinaryOp::Sub;
+    case OpId::Mul:
+      return BinaryOp::Mul;
+    case OpId::Div:
+      return BinaryOp::Div;
+    case OpId::Remainder:
+      return BinaryOp::Remainder;
+    case OpId::Pow:
+      return BinaryOp::Pow;
+    case OpId::Maximum:
+      return BinaryOp::Maximum;
+    case OpId::Minimum:
+      return BinaryOp::Minimum;
+    case OpId::Atan2:
+      return BinaryOp::Atan2;
+    case OpId::Eq:
+      return BinaryOp::Eq;
+    case OpId::Ne:
+      return BinaryOp::Ne;
+    case OpId::Lt:
+      return BinaryOp::Lt;
+    case OpId::Le:
+      return BinaryOp::Le;
+    case OpId::Gt:
+      return BinaryOp::Gt;
+    case OpId::Ge:
+      return BinaryOp::Ge;
+    case OpId::LogicalAnd:
+      return BinaryOp::LogicalAnd;
+    case OpId::LogicalOr:
+      return BinaryOp::LogicalOr;
+    case OpId::LogicalXor:
+      return BinaryOp::LogicalXor;
     default:
       throw ValueError(std::string("binary_op: \"") + op_name(id) +
                        "\" is not an elementwise op of two operands");
@@ -228,7 +246,9 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   const UnaryOp kernel = approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
   return unary_call(
       OpId::Gelu, kernel, x, {}, [&](const Tensor& t) { return ops::gelu(t, approximate); },
-      [&] { return Attributes{{"approximate", approximate}}; });
+      [&] {
+        return Attributes{{"approximate", approximate}};
+      });
 }
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
@@ -238,7 +258,8 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   args.min = min ? min->to_double() : 0.0;
   args.max = max ? max->to_double() : 0.0;
   return unary_call(
-      OpId::Clamp, UnaryOp::Clamp, x, args, [&](const Tensor& t) { return ops::clamp(t, min, max); },
+      OpId::Clamp, UnaryOp::Clamp, x, args,
+      [&](const Tensor& t) { return ops::clamp(t, min, max); },
       [&] {
         Attributes attrs;
         if (min) attrs.set("min", min->to_double());
@@ -262,7 +283,9 @@ Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary_call(
       OpId::LeakyRelu, UnaryOp::LeakyRelu, x, args,
       [&](const Tensor& t) { return ops::leaky_relu(t, negative_slope); },
-      [&] { return Attributes{{"negative_slope", negative_slope}}; });
+      [&] {
+        return Attributes{{"negative_slope", negative_slope}};
+      });
 }
 
 Tensor elu(const Tensor& x, double alpha) {
@@ -270,7 +293,9 @@ Tensor elu(const Tensor& x, double alpha) {
   args.alpha = alpha;
   return unary_call(
       OpId::Elu, UnaryOp::Elu, x, args, [&](const Tensor& t) { return ops::elu(t, alpha); },
-      [&] { return Attributes{{"alpha", alpha}}; });
+      [&] {
+        return Attributes{{"alpha", alpha}};
+      });
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
@@ -280,7 +305,9 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   return unary_call(
       OpId::Softplus, UnaryOp::Softplus, x, args,
       [&](const Tensor& t) { return ops::softplus(t, beta, threshold); },
-      [&] { return Attributes{{"beta", beta}, {"threshold", threshold}}; });
+      [&] {
+        return Attributes{{"beta", beta}, {"threshold", threshold}};
+      });
 }
 
 Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
@@ -290,54 +317,97 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   return unary_call(
       OpId::Hardtanh, UnaryOp::Hardtanh, x, args,
       [&](const Tensor& t) { return ops::hardtanh(t, min_val, max_val); },
-      [&] { return Attributes{{"min_val", min_val}, {"max_val", max_val}}; });
+      [&] {
+        return Attributes{{"min_val", min_val}, {"max_val", max_val}};
+      });
 }
 
 // By name (R's torch_exp, $log(), the Math group): the public entry point of the named op, so
 // that autocast and observers see the call as any other.
-Tensor unary_op(const char* name, const Tensor& x) { return unary_op(op_from_name_or_throw(name, "unary_op"), x); }
+Tensor unary_op(const char* name, const Tensor& x) {
+  return unary_op(op_from_name_or_throw(name, "unary_op"), x);
+}
 
 Tensor unary_op(OpId id, const Tensor& x) {
   switch (id) {
-    case OpId::Neg: return neg(x);
-    case OpId::Abs: return abs(x);
-    case OpId::Sign: return sign(x);
-    case OpId::Exp: return exp(x);
-    case OpId::Expm1: return expm1(x);
-    case OpId::Log: return log(x);
-    case OpId::Log1p: return log1p(x);
-    case OpId::Sqrt: return sqrt(x);
-    case OpId::Rsqrt: return rsqrt(x);
-    case OpId::Sin: return sin(x);
-    case OpId::Cos: return cos(x);
-    case OpId::Tanh: return tanh(x);
-    case OpId::Sigmoid: return sigmoid(x);
-    case OpId::Relu: return relu(x);
-    case OpId::Gelu: return gelu(x);
-    case OpId::Silu: return silu(x);
-    case OpId::Floor: return floor(x);
-    case OpId::Ceil: return ceil(x);
-    case OpId::Round: return round(x);
-    case OpId::Tan: return tan(x);
-    case OpId::Asin: return asin(x);
-    case OpId::Acos: return acos(x);
-    case OpId::Atan: return atan(x);
-    case OpId::Sinh: return sinh(x);
-    case OpId::Cosh: return cosh(x);
-    case OpId::Asinh: return asinh(x);
-    case OpId::Acosh: return acosh(x);
-    case OpId::Atanh: return atanh(x);
-    case OpId::Trunc: return trunc(x);
-    case OpId::Erf: return erf(x);
-    case OpId::Erfc: return erfc(x);
-    case OpId::Erfinv: return erfinv(x);
-    case OpId::Lgamma: return lgamma(x);
-    case OpId::Digamma: return digamma(x);
-    case OpId::Log2: return log2(x);
-    case OpId::Log10: return log10(x);
-    case OpId::Exp2: return exp2(x);
-    case OpId::Reciprocal: return reciprocal(x);
-    case OpId::LogicalNot: return logical_not(x);
+    case OpId::Neg:
+      return neg(x);
+    case OpId::Abs:
+      return abs(x);
+    case OpId::Sign:
+      return sign(x);
+    case OpId::Exp:
+      return exp(x);
+    case OpId::Expm1:
+      return expm1(x);
+    case OpId::Log:
+      return log(x);
+    case OpId::Log1p:
+      return log1p(x);
+    case OpId::Sqrt:
+      return sqrt(x);
+    case OpId::Rsqrt:
+      return rsqrt(x);
+    case OpId::Sin:
+      return sin(x);
+    case OpId::Cos:
+      return cos(x);
+    case OpId::Tanh:
+      return tanh(x);
+    case OpId::Sigmoid:
+      return sigmoid(x);
+    case OpId::Relu:
+      return relu(x);
+    case OpId::Gelu:
+      return gelu(x);
+    case OpId::Silu:
+      return silu(x);
+    case OpId::Floor:
+      return floor(x);
+    case OpId::Ceil:
+      return ceil(x);
+    case OpId::Round:
+      return round(x);
+    case OpId::Tan:
+      return tan(x);
+    case OpId::Asin:
+      return asin(x);
+    case OpId::Acos:
+      return acos(x);
+    case OpId::Atan:
+      return atan(x);
+    case OpId::Sinh:
+      return sinh(x);
+    case OpId::Cosh:
+      return cosh(x);
+    case OpId::Asinh:
+      return asinh(x);
+    case OpId::Acosh:
+      return acosh(x);
+    case OpId::Atanh:
+      return atanh(x);
+    case OpId::Trunc:
+      return trunc(x);
+    case OpId::Erf:
+      return erf(x);
+    case OpId::Erfc:
+      return erfc(x);
+    case OpId::Erfinv:
+      return erfinv(x);
+    case OpId::Lgamma:
+      return lgamma(x);
+    case OpId::Digamma:
+      return digamma(x);
+    case OpId::Log2:
+      return log2(x);
+    case OpId::Log10:
+      return log10(x);
+    case OpId::Exp2:
+      return exp2(x);
+    case OpId::Reciprocal:
+      return reciprocal(x);
+    case OpId::LogicalNot:
+      return logical_not(x);
     default:
       throw ValueError(std::string("unary_op: \"") + op_name(id) +
                        "\" is not an elementwise op of one tensor without arguments");
@@ -492,55 +562,4 @@ Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
   const Tensor bt = ops::scalar_tensor(b, ops::result_type(a, b), a.device());
   return where(condition, a, bt);
 }
-
-// ---- in place ------------------------------------------------------------------------------
-
-namespace {
-
-// Runs an in-place op and, when it must record, makes `node` the new grad_fn of self (its old
-// history becomes the node's first input). Note [In-place ops] in docs/autograd.md.
-template <typename Forward, typename Configure>
-const Tensor& record_inplace(OpId id, BinaryOp kind, const Tensor& self, const Tensor& other,
-                             const Attributes& attrs, Forward forward, Configure configure) {
-  const char* op = op_name(id);
-  autograd::check_inplace(op, self);
-  OpCall call(id, self);
-  call.will_change(self);
-  if (!OpCall::records(self, other)) {
-    forward();
-  } else {
-    autograd::check_not_view(op, self);
-    auto node = make_node<BinaryBackward>(id, self, other);
-    node->op = kind;
-    configure(*node);
-    below_autograd(forward);
-    set_history(self, node);
-  }
-  // The changed tensor is the output: a trace takes it as the tensor's new value.
-  if (call.reported()) call.report({self, other}, attrs, {self});
-  return self;
-}
-
-}  // namespace
-
-const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  Attributes attrs;
-  if (alpha.to_double() != 1) attrs.set("alpha", alpha.to_double());
-  return record_inplace(
-      OpId::AddInplace, BinaryOp::Add, self, other, attrs,
-      [&]() -> const Tensor& { return ops::add_(self, other, alpha); },
-      [&](BinaryBackward& n) { n.alpha = alpha.to_double(); });
-}
-
-const Tensor& mul_(const Tensor& self, const Tensor& other) {
-  // self's old value is needed for other's gradient: saved as a copy before the write.
-  return record_inplace(
-      OpId::MulInplace, BinaryOp::Mul, self, other, {},
-      [&]() -> const Tensor& { return ops::mul_(self, other); },
-      [&](BinaryBackward& n) {
-        n.a = SavedTensor(below_autograd([&] { return ops::clone(self); }));
-        n.b = SavedTensor(other);  // an alias: other may be self
-      });
-}
-
 }  // namespace rcuda

@@ -47,29 +47,20 @@ void OpCall::report(const std::vector<Tensor>& inputs, const Attributes& attrs,
                     const std::vector<Tensor>& outputs) const {
   if (!reported_ || detail::observer == nullptr) return;
   // The observer's own work (a constant's copy) is not part of the traced function.
-  ++detail::call_depth;
-  struct Restore {
-    ~Restore() { --detail::call_depth; }
-  } restore;
+  UnobservedGuard observers_own_work;
   detail::observer->on_op(op_, inputs, attrs, outputs);
 }
 
 void OpCall::will_change(const Tensor& t) const {
   if (!reported_ || detail::observer == nullptr) return;
-  ++detail::call_depth;
-  struct Restore {
-    ~Restore() { --detail::call_depth; }
-  } restore;
+  UnobservedGuard observers_own_work;
   detail::observer->on_change(op_, t);
 }
 
 void report_op(OpId op, const std::vector<Tensor>& inputs, const Attributes& attrs,
                const std::vector<Tensor>& outputs) {
   if (!observed() || detail::call_depth != 0) return;
-  ++detail::call_depth;
-  struct Restore {
-    ~Restore() { --detail::call_depth; }
-  } restore;
+  UnobservedGuard observers_own_work;
   detail::observer->on_op(op, inputs, attrs, outputs);
 }
 

@@ -10,13 +10,9 @@
 #include "rcuda/tensor/storage.h"
 
 namespace rcuda::graph {
-namespace {
-
-std::string where(const std::string& scope) {
+std::string in_module(const std::string& scope) {
   return scope.empty() ? std::string() : " (in module " + scope + ")";
 }
-
-}  // namespace
 
 struct Tracer::State final : autograd::OpObserver {
   Graph graph;
@@ -53,8 +49,8 @@ struct Tracer::State final : autograd::OpObserver {
     if (it != ids.end()) return it->second;
     auto p = parameter_names.find(t.impl());
     if (p != parameter_names.end()) return add_value(ValueKind::Parameter, t, p->second);
-    RCUDA_CHECK(traced_storage.count(t.storage().get()) == 0, ValueError, "jit_trace: ",
-                op_name(op),
+    RCUDA_CHECK(traced_storage.count(t.storage().get()) == 0, ValueError,
+                "jit_trace: ", op_name(op),
                 " reads a tensor that shares memory with a traced value but was made by an op "
                 "the tracer does not see (of shape ",
                 shape_str(t.shape()), "); use the public ops (rcuda::, torch_*, $methods)");
@@ -66,13 +62,12 @@ struct Tracer::State final : autograd::OpObserver {
 
   void on_op(OpId op, const std::vector<Tensor>& inputs, const Attributes& attrs,
              const std::vector<Tensor>& outputs) override {
-    RCUDA_CHECK(can_invoke(op), ValueError, "jit_trace: op ", op_name(op),
-                scope ? where(scope()) : std::string(),
-                " cannot be recorded in a traced graph yet (docs/graph.md lists the ops that can)");
     Node node;
     node.op = op;
     node.attrs = attrs;
     if (scope) node.scope = scope();
+    RCUDA_CHECK(can_invoke(op), ValueError, "jit_trace: op ", op_name(op), in_module(node.scope),
+                " cannot be recorded in a traced graph yet (docs/graph.md lists the ops that can)");
     for (const Tensor& t : inputs) node.inputs.push_back(value_of(t, op));
     keep_shape_from_input(node, inputs, outputs);
     const int n = static_cast<int>(graph.nodes.size());
@@ -98,8 +93,7 @@ struct Tracer::State final : autograd::OpObserver {
       return;
     }
     if (node.op != OpId::View && node.op != OpId::Reshape) return;
-    if (inputs.empty() || outputs.empty() || inputs[0].dim() == 0 || outputs[0].dim() == 0)
-      return;
+    if (inputs.empty() || outputs.empty() || inputs[0].dim() == 0 || outputs[0].dim() == 0) return;
     auto shape = node.attrs.get<std::vector<int64_t>>("shape", node.op);
     if (shape.empty() || shape[0] != inputs[0].size(0) || shape[0] <= 0) return;
     shape[0] = 0;

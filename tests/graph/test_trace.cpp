@@ -45,8 +45,8 @@ struct SmallCnn {
 TEST(Trace, CnnReplayEqualsTheFunctionBitwiseAtTwoBatchSizes) {
   const SmallCnn cnn;
   const Tensor x = random_tensor({3, 1, 12, 12}, DType::Float32);
-  const Graph g = graph::trace([&](const std::vector<Tensor>& in) { return cnn.forward(in); },
-                               {x}, cnn.parameters());
+  const Graph g = graph::trace([&](const std::vector<Tensor>& in) { return cnn.forward(in); }, {x},
+                               cnn.parameters());
   std::vector<OpId> ops;
   for (const graph::Node& n : g.nodes) ops.push_back(n.op);
   EXPECT_EQ(ops, (std::vector<OpId>{OpId::Conv2d, OpId::Relu, OpId::MaxPool2d, OpId::View,
@@ -102,17 +102,40 @@ TEST(Trace, OpsWithAttributesReplayWithTheirAttributes) {
   const Tensor x = random_tensor({2, 3, 4}, DType::Float64);
   const auto f = [](const std::vector<Tensor>& in) {
     const Tensor& t = in[0];
-    return std::vector<Tensor>{
-        clamp(t, Scalar(-0.5), Scalar(0.7)), leaky_relu(t, 0.2), elu(t, 0.7),
-        softplus(t, 2.0, 5.0), hardtanh(t, -0.3, 0.4), gelu(t, "tanh"),
-        add(t, t, 3), sub(t, 2.5), pow(t, 2), binary_op("sub", Scalar(1), t),
-        binary_op("div", Scalar(2.0), add(exp(t), 1.0)), gt(t, Scalar(0)), where(gt(t, Scalar(0)), t, Scalar(0.5)),
-        sum(t, {1}, true), mean(t, {0, 2}), max(t, 2, false).first, max(t, 2, false).second,
-        var(t, {2}, 0.0), norm(t, 3.0, {1}), logsumexp(t, {2}), softmax(t, 1), cumsum(t, 2),
-        argmax(t, 1, true), t.permute({2, 0, 1}), contiguous(t.transpose(0, 2)),
-        t.slice(2, 1, 4, 2), t.select(1, 2), t.unsqueeze(0).expand({2, 2, 3, 4}),
-        flatten(t, 1, 2), reshape(t, {2, -1}), cat({t, t}, 1), stack({t, t}, 0),
-        to(t, DType::Float32), matmul(t, t.transpose(1, 2))};
+    return std::vector<Tensor>{clamp(t, Scalar(-0.5), Scalar(0.7)),
+                               leaky_relu(t, 0.2),
+                               elu(t, 0.7),
+                               softplus(t, 2.0, 5.0),
+                               hardtanh(t, -0.3, 0.4),
+                               gelu(t, "tanh"),
+                               add(t, t, 3),
+                               sub(t, 2.5),
+                               pow(t, 2),
+                               binary_op("sub", Scalar(1), t),
+                               binary_op("div", Scalar(2.0), add(exp(t), 1.0)),
+                               gt(t, Scalar(0)),
+                               where(gt(t, Scalar(0)), t, Scalar(0.5)),
+                               sum(t, {1}, true),
+                               mean(t, {0, 2}),
+                               max(t, 2, false).first,
+                               max(t, 2, false).second,
+                               var(t, {2}, 0.0),
+                               norm(t, 3.0, {1}),
+                               logsumexp(t, {2}),
+                               softmax(t, 1),
+                               cumsum(t, 2),
+                               argmax(t, 1, true),
+                               t.permute({2, 0, 1}),
+                               contiguous(t.transpose(0, 2)),
+                               t.slice(2, 1, 4, 2),
+                               t.select(1, 2),
+                               t.unsqueeze(0).expand({2, 2, 3, 4}),
+                               flatten(t, 1, 2),
+                               reshape(t, {2, -1}),
+                               cat({t, t}, 1),
+                               stack({t, t}, 0),
+                               to(t, DType::Float32),
+                               matmul(t, t.transpose(1, 2))};
   };
   const Graph g = graph::trace(f, {x});
   const Tensor y = random_tensor({2, 3, 4}, DType::Float64);
@@ -159,10 +182,9 @@ TEST(Trace, HostReadsWarnNamingTheFunction) {
   EXPECT_NE(g.warnings[0].find("item reads a tensor's values on the host"), std::string::npos);
 }
 
-TEST(Trace, Errors) {
+// A constant made inside the function and changed in place starts every run as it was traced.
+TEST(Trace, InPlaceChangesOfAConstantStartFreshEachRun) {
   const Tensor x = random_tensor({3, 3}, DType::Float64);
-  // An op without a replay entry is refused by name (tests/graph/test_replay_ops.cpp:
-  // fp8_linear); in-place ops on a constant made inside the function run on a fresh copy each time.
   const auto fill_constant = [](const std::vector<Tensor>& in) {
     Tensor h = ops::zeros({3, 3}, DType::Float64);
     add_(h, in[0]);
@@ -172,6 +194,11 @@ TEST(Trace, Errors) {
   const Tensor y = random_tensor({3, 3}, DType::Float64);
   twice.run({y});
   EXPECT_TRUE(bitwise_equal(twice.run({y})[0], y));
+}
+
+// An op without a replay entry is refused by name: tests/graph/test_replay_ops.cpp (fp8_linear).
+TEST(Trace, Errors) {
+  const Tensor x = random_tensor({3, 3}, DType::Float64);
   // A result no traced op made.
   const Tensor other = random_tensor({2}, DType::Float64);
   EXPECT_NE(error_message([&] {
@@ -180,22 +207,23 @@ TEST(Trace, Errors) {
             }).find("output 1 (shape [2]) was not made by a traced op"),
             std::string::npos);
   // Replay with the wrong dtype or rank names the input.
-  const Graph g = graph::trace(
-      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; }, {x},
-      {}, {"x"});
-  EXPECT_NE(error_message([&] { g.run({random_tensor({3, 3}, DType::Float32)}); })
-                .find("input 1 (\"x\") must be float64 as traced, got float32"),
+  const Graph g =
+      graph::trace([](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; },
+                   {x}, {}, {"x"});
+  EXPECT_NE(error_message([&] {
+              g.run({random_tensor({3, 3}, DType::Float32)});
+            }).find("input 1 (\"x\") must be float64 as traced, got float32"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { g.run({random_tensor({3}, DType::Float64)}); })
-                .find("must have 2 dims as traced"),
+  EXPECT_NE(error_message([&] {
+              g.run({random_tensor({3}, DType::Float64)});
+            }).find("must have 2 dims as traced"),
             std::string::npos);
   EXPECT_NE(error_message([&] { g.run({}); }).find("expected 1 input, got 0"), std::string::npos);
   // Traces do not nest.
   EXPECT_NE(error_message([&] {
               graph::trace(
                   [&](const std::vector<Tensor>& in) {
-                    return graph::trace(
-                        [](const std::vector<Tensor>& v) { return v; }, in).run(in);
+                    return graph::trace([](const std::vector<Tensor>& v) { return v; }, in).run(in);
                   },
                   {x});
             }).find("traces do not nest"),
@@ -208,9 +236,8 @@ TEST(Trace, PrintsEveryNodeByName) {
                                {random_tensor({2, 1, 12, 12}, DType::Float32)}, cnn.parameters());
   const std::string text = g.to_string();
   for (const char* piece : {"%input : Float32[2, 1, 12, 12]", "%conv.weight : Float32[4, 1, 3, 3]",
-                            "conv2d(%input, %conv.weight, %conv.bias)", "max_pool2d(",
-                            "view(", "shape=[0, 100]", "linear(", "log_softmax(", "dim=1",
-                            "return ("})
+                            "conv2d(%input, %conv.weight, %conv.bias)", "max_pool2d(", "view(",
+                            "shape=[0, 100]", "linear(", "log_softmax(", "dim=1", "return ("})
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\n" << text;
 }
 

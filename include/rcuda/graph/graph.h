@@ -35,9 +35,9 @@ struct Value {
   Shape shape;       // as traced
   DType dtype = DType::Float32;
   Device device;
-  Tensor tensor;          // Parameter and Constant: the tensor read
-  int node = -1;          // OpOutput: the node that makes it
-  int output_nr = 0;      // OpOutput: which of the node's outputs
+  Tensor tensor;      // Parameter and Constant: the tensor read
+  int node = -1;      // OpOutput: the node that makes it
+  int output_nr = 0;  // OpOutput: which of the node's outputs
 };
 
 struct Node {
@@ -47,6 +47,9 @@ struct Node {
   Attributes attrs;
   std::string scope;  // where the call was made: a module path ("features.0"), or "" at the top
 };
+
+// " (in module features.0)", or "" at the top: how messages say where a node was called.
+std::string in_module(const std::string& scope);
 
 // Where each op call of a trace is made, asked once per recorded node (R's jit_trace gives the
 // path of the innermost module whose forward is running).
@@ -59,8 +62,8 @@ class Graph {
  public:
   std::vector<Value> values;
   std::vector<Node> nodes;
-  std::vector<int> inputs;   // value ids of the function's arguments, in order
-  std::vector<int> outputs;  // value ids of its results, in order
+  std::vector<int> inputs;            // value ids of the function's arguments, in order
+  std::vector<int> outputs;           // value ids of its results, in order
   std::vector<std::string> warnings;  // what the trace noticed (host reads), as sentences
 
   // Runs the graph on `inputs` (as many as traced, the same dtypes; other sizes where the ops

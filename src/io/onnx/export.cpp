@@ -107,8 +107,7 @@ void add_nodes(const graph::Graph& g, Builder& b) {
     RCUDA_CHECK(op_index(node.op) < kOpCount, InternalError, kOp, ": node ", n, " has no op");
     const ExportFn fn = export_function(node.op);
     RCUDA_CHECK(fn != nullptr, ValueError, kOp, ": op ", op_name(node.op),
-                node.scope.empty() ? std::string() : " (in module " + node.scope + ")",
-                " has no ONNX form (opset ", b.opset(), ")");
+                graph::in_module(node.scope), " has no ONNX form (opset ", b.opset(), ")");
     b.begin(node, static_cast<int>(n));
     fn(b);
   }
