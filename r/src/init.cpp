@@ -199,6 +199,12 @@ SEXP rc_graph_run(SEXP ptr, SEXP inputs);
 SEXP rc_graph_info(SEXP ptr, SEXP what);
 SEXP rc_onnx_export(SEXP ptr, SEXP path, SEXP input_names, SEXP output_names, SEXP dynamic_axes,
                     SEXP opset);
+// onnx_load.cpp
+SEXP rc_onnx_load(SEXP path, SEXP device, SEXP cuda_graphs);
+SEXP rc_onnx_run(SEXP ptr, SEXP inputs);
+SEXP rc_onnx_info(SEXP ptr, SEXP what);
+SEXP rc_onnx_to(SEXP ptr, SEXP device);
+SEXP rc_onnx_set_cuda_graphs(SEXP ptr, SEXP enabled);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_trace_begin", (DL_FUNC)&rc_trace_begin, 5},
@@ -207,6 +213,11 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_graph_run", (DL_FUNC)&rc_graph_run, 2},
     {"rc_graph_info", (DL_FUNC)&rc_graph_info, 2},
     {"rc_onnx_export", (DL_FUNC)&rc_onnx_export, 6},
+    {"rc_onnx_load", (DL_FUNC)&rc_onnx_load, 3},
+    {"rc_onnx_run", (DL_FUNC)&rc_onnx_run, 2},
+    {"rc_onnx_info", (DL_FUNC)&rc_onnx_info, 2},
+    {"rc_onnx_to", (DL_FUNC)&rc_onnx_to, 2},
+    {"rc_onnx_set_cuda_graphs", (DL_FUNC)&rc_onnx_set_cuda_graphs, 2},
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
     {"rc_to_r", (DL_FUNC)&rc_to_r, 1},
     {"rc_item", (DL_FUNC)&rc_item, 1},
