@@ -1,10 +1,10 @@
-// onnx_load() (R/onnx-load.R) over the engine's ONNX import (rcuda/io/onnx_import.h): the model
+// onnx_load() (R/onnx-load.R) over the engine's ONNX import (rcuda/io/onnx/import.h): the model
 // lives behind an external pointer; R's module registers its parameters (the same tensors the
 // engine reads) and runs it with one .Call.
 #include <memory>
 #include <string>
 
-#include "rcuda/io/onnx_import.h"
+#include "rcuda/io/onnx/import.h"
 #include "rcuda_r.h"
 
 using namespace rcuda;

@@ -1,4 +1,4 @@
-// ONNX import (rcuda/io/onnx_import.h): models exported by PyTorch (tests/onnx_models, made by
+// ONNX import (rcuda/io/onnx/import.h): models exported by PyTorch (tests/onnx_models, made by
 // make_fixtures.py with both of torch.onnx.export's exporters) against PyTorch's own outputs;
 // models rcuda exports, loaded back, against rcuda's own run, bitwise; and the errors a bad file
 // or a bad input gets, each naming the file, the node and the op, or the input.
@@ -14,7 +14,7 @@
 
 #include "rcuda/autograd/api.h"
 #include "rcuda/io/onnx.h"
-#include "rcuda/io/onnx_import.h"
+#include "rcuda/io/onnx/import.h"
 #include "rcuda/nn/functional.h"
 #include "support/devices.h"
 

@@ -15,7 +15,7 @@
 
 #include "rcuda/autograd/api.h"
 #include "rcuda/core/error.h"
-#include "rcuda/io/onnx_import.h"
+#include "rcuda/io/onnx/import.h"
 
 namespace rcuda::onnx_node {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "io/onnx/import/kernel.h"
-#include "rcuda/io/onnx_import.h"
+#include "rcuda/io/onnx/import.h"
 
 namespace rcuda::io {
 

@@ -22,7 +22,8 @@ std::optional<int64_t> legacy_axis(NodeReader& node) {
   return node.i("axis");
 }
 
-// Errors at run need not name the node: the runner prefixes it.
+// B with ones appended so that its dims line up with A's from `axis` on. (Errors at run need not
+// name the node: the runner prefixes it.)
 Tensor align_to_axis(const Tensor& a, const Tensor& b, int64_t axis) {
   axis = normalize_axis(axis, a.dim(), "attribute axis");
   const int64_t trailing = a.dim() - axis - b.dim();

@@ -152,11 +152,10 @@ Kernel make_conv(NodeReader& node) {
       lead[d] = r.begin[d] - padding[d];
       has_lead = has_lead || lead[d] > 0;
     }
-    if (has_lead)
-      x = rcuda::pad(x, spatial_pad_list(lead, std::vector<int64_t>(lead.size(), 0)));
+    if (has_lead) x = rcuda::pad(x, spatial_pad_list(lead, std::vector<int64_t>(lead.size(), 0)));
     if (dims == 1)
-      return std::vector<Tensor>{rcuda::conv1d(x, w, bias, r.stride[0], padding[0],
-                                               r.dilation[0], groups, extra[0])};
+      return std::vector<Tensor>{
+          rcuda::conv1d(x, w, bias, r.stride[0], padding[0], r.dilation[0], groups, extra[0])};
     ConvParams params;
     params.stride = {r.stride[0], r.stride[1]};
     params.padding = {padding[0], padding[1]};
@@ -191,13 +190,13 @@ void transposed_extent(const TransposedConv& t, const ResolvedWindow& r,
   size.assign(n, 0);
   const bool same = t.window.auto_pad == "SAME_UPPER" || t.window.auto_pad == "SAME_LOWER";
   for (size_t d = 0; d < n; ++d) {
-    const int64_t full = r.stride[d] * (in[d] - 1) + (r.kernel[d] - 1) * r.dilation[d] + 1 +
-                         output_padding[d];
+    const int64_t full =
+        r.stride[d] * (in[d] - 1) + (r.kernel[d] - 1) * r.dilation[d] + 1 + output_padding[d];
     if (same && !t.pads_given) {
       size[d] = out_shape.empty() ? in[d] * r.stride[d] : out_shape[d];
       const int64_t total = full - size[d];
-      start[d] = t.window.auto_pad == "SAME_UPPER" ? floor_div(total, 2)
-                                                   : total - floor_div(total, 2);
+      start[d] =
+          t.window.auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
     } else {
       start[d] = r.begin[d];
       size[d] = out_shape.empty() ? full - r.begin[d] - r.end[d] : out_shape[d];
@@ -231,8 +230,10 @@ Kernel make_conv_transpose(NodeReader& node) {
       w = w.unsqueeze(2);
       auto widen = [](std::vector<int64_t>& v, int64_t one, bool pads) {
         if (v.empty()) return;
-        if (pads && v.size() == 2) v = {0, v[0], 0, v[1]};
-        else if (!pads && v.size() == 1) v.insert(v.begin(), one);
+        if (pads && v.size() == 2)
+          v = {0, v[0], 0, v[1]};
+        else if (!pads && v.size() == 1)
+          v.insert(v.begin(), one);
       };
       widen(window.kernel, 1, false);
       widen(window.strides, 1, false);
@@ -249,7 +250,8 @@ Kernel make_conv_transpose(NodeReader& node) {
     if (dims == 1) output_padding.insert(output_padding.begin(), 0);
     TransposedConv t2 = t;
     t2.window = window;
-    if (dims == 1 && t2.output_shape.size() == 1) t2.output_shape.insert(t2.output_shape.begin(), 1);
+    if (dims == 1 && t2.output_shape.size() == 1)
+      t2.output_shape.insert(t2.output_shape.begin(), 1);
     if (dims == 1 && t2.output_shape.size() == 3)
       t2.output_shape = {t2.output_shape[0], t2.output_shape[1], 1, t2.output_shape[2]};
     std::vector<int64_t> start, size;
@@ -262,7 +264,8 @@ Kernel make_conv_transpose(NodeReader& node) {
     // smaller than the stride or the dilation (a model rcuda exported loads back to it).
     bool direct = true;
     for (size_t d = 0; d < 2; ++d) {
-      const int64_t full_no_op = r.stride[d] * (sizes[d] - 1) + (r.kernel[d] - 1) * r.dilation[d] + 1;
+      const int64_t full_no_op =
+          r.stride[d] * (sizes[d] - 1) + (r.kernel[d] - 1) * r.dilation[d] + 1;
       direct = direct && start[d] == r.end[d] && start[d] == r.begin[d] &&
                size[d] == full_no_op + output_padding[d] - 2 * start[d] &&
                output_padding[d] < std::max(r.stride[d], r.dilation[d]) && output_padding[d] >= 0;
@@ -275,7 +278,8 @@ Kernel make_conv_transpose(NodeReader& node) {
       // The full result, then cropped or extended by zeros to ONNX's extent.
       y = rcuda::conv_transpose2d(x, w, Tensor(), params);
       std::vector<int64_t> after(2);
-      for (size_t d = 0; d < 2; ++d) after[d] = size[d] - (y.size(static_cast<int64_t>(d) + 2) - start[d]);
+      for (size_t d = 0; d < 2; ++d)
+        after[d] = size[d] - (y.size(static_cast<int64_t>(d) + 2) - start[d]);
       y = rcuda::pad(y, spatial_pad_list({-start[0], -start[1]}, after));
       if (bias.defined()) y = rcuda::add(y, bias.view({1, bias.numel(), 1, 1}));
     }

@@ -81,7 +81,8 @@ std::vector<int64_t> spatial_of(const Tensor& x) {
 
 void check_rank(const PoolAttributes& p, const Tensor& x) {
   if (x.dim() != static_cast<int64_t>(p.window.kernel.size()) + 2)
-    fail_at_run(p.window.where, "input has " + std::to_string(x.dim()) + " dims; kernel_shape has " +
+    fail_at_run(p.window.where, "input has " + std::to_string(x.dim()) +
+                                    " dims; kernel_shape has " +
                                     std::to_string(p.window.kernel.size()) +
                                     " values (expected [N, C] and one dim per kernel value)");
 }
@@ -125,10 +126,9 @@ Tensor onnx_indices(const Tensor& plane_index, const Tensor& x, const std::vecto
   const int64_t planes = x.size(0) * x.size(1);
   Shape base_shape = {x.size(0), x.size(1)};
   base_shape.resize(static_cast<size_t>(x.dim()), 1);
-  const Tensor base =
-      rcuda::arange(Scalar(int64_t{0}), Scalar(planes * plane_numel), Scalar(plane_numel),
-                    DType::Int64, index.device())
-          .view(base_shape);
+  const Tensor base = rcuda::arange(Scalar(int64_t{0}), Scalar(planes * plane_numel),
+                                    Scalar(plane_numel), DType::Int64, index.device())
+                          .view(base_shape);
   return rcuda::add(index, base);
 }
 
@@ -156,9 +156,8 @@ Kernel make_max_pool_impl(NodeReader& node) {
     if (integer) y = rcuda::to(y, dtype);
     if (!want_indices) return std::vector<Tensor>{y, Tensor()};
     const std::vector<int64_t> lead = direct ? std::vector<int64_t>(sizes.size(), 0) : r.begin;
-    return std::vector<Tensor>{
-        y, onnx_indices(cut_to(m.indices, out), x, lead, spatial_of(pooled_input),
-                        p.storage_order)};
+    return std::vector<Tensor>{y, onnx_indices(cut_to(m.indices, out), x, lead,
+                                               spatial_of(pooled_input), p.storage_order)};
   };
 }
 
@@ -168,8 +167,7 @@ Tensor rcuda_avg_pool(const Tensor& x, const ResolvedWindow& r, bool padded, boo
                       bool count_include_pad) {
   std::vector<int64_t> padding = padded ? r.begin : std::vector<int64_t>(r.begin.size(), 0);
   if (r.kernel.size() == 1)
-    return rcuda::avg_pool1d(x, r.kernel[0], r.stride[0], padding[0], ceil_mode,
-                             count_include_pad);
+    return rcuda::avg_pool1d(x, r.kernel[0], r.stride[0], padding[0], ceil_mode, count_include_pad);
   return rcuda::avg_pool2d(x, r.kernel, r.stride, padding, ceil_mode, count_include_pad);
 }
 
@@ -177,7 +175,8 @@ Kernel make_average_pool_impl(NodeReader& node) {
   PoolAttributes p = read_pool(node);
   p.count_include_pad = node.i("count_include_pad", 0) != 0;
   for (int64_t d : p.window.dilations)
-    if (d != 1) node.unsupported("AveragePool with dilations other than 1 (rcuda's average pools have none)");
+    if (d != 1)
+      node.unsupported("AveragePool with dilations other than 1 (rcuda's average pools have none)");
   return [p](const std::vector<Tensor>& in, const RunContext&) {
     const Tensor& x = in[0];
     check_rank(p, x);

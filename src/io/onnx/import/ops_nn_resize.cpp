@@ -31,10 +31,10 @@ struct ResizeAttributes {
   double cubic_a = -0.75;
   bool exclude_outside = false, antialias = false;
   double extrapolation = 0;
-  std::vector<int64_t> axes;  // empty: all
-  std::string policy = "stretch";  // keep_aspect_ratio_policy
+  std::vector<int64_t> axes;                               // empty: all
+  std::string policy = "stretch";                          // keep_aspect_ratio_policy
   int roi_input = -1, scales_input = 1, sizes_input = -1;  // -1: the version has none
-  std::vector<double> fixed_scales;                       // Upsample-7's attribute
+  std::vector<double> fixed_scales;                        // Upsample-7's attribute
 };
 
 // What one axis reads: for each output position, `taps` source indices and their weights;
@@ -47,8 +47,8 @@ struct AxisPlan {
   bool any_outside = false;
 };
 
-double source_coordinate(const ResizeAttributes& a, double y, double scale, int64_t in,
-                         int64_t out, double roi_start, double roi_end) {
+double source_coordinate(const ResizeAttributes& a, double y, double scale, int64_t in, int64_t out,
+                         double roi_start, double roi_end) {
   const double length = scale * static_cast<double>(in);  // ONNX's reference: not rounded
   const std::string& m = a.coordinates;
   if (m == "asymmetric") return y / scale;
@@ -97,7 +97,8 @@ std::vector<double> tap_weights(const ResizeAttributes& a, double ratio, double 
   double sum = 0;
   for (int64_t i = start; i < 2 - start; ++i) {
     const double x = scale * (static_cast<double>(i) - ratio);
-    const double v = a.mode == "linear" ? std::clamp(1 - std::abs(x), 0.0, 1.0) : cubic(x, a.cubic_a);
+    const double v =
+        a.mode == "linear" ? std::clamp(1 - std::abs(x), 0.0, 1.0) : cubic(x, a.cubic_a);
     w.push_back(v);
     sum += v;
   }
@@ -111,7 +112,8 @@ AxisPlan plan_axis(const ResizeAttributes& a, int64_t dim, int64_t in, int64_t o
   p.dim = dim;
   p.out = out;
   for (int64_t y = 0; y < out; ++y) {
-    const double x = source_coordinate(a, static_cast<double>(y), scale, in, out, roi_start, roi_end);
+    const double x =
+        source_coordinate(a, static_cast<double>(y), scale, in, out, roi_start, roi_end);
     const bool outside = a.coordinates == "tf_crop_and_resize" && (x < 0 || x > in - 1);
     p.outside.push_back(outside);
     p.any_outside = p.any_outside || outside;
@@ -206,14 +208,16 @@ Target target_of(const ResizeAttributes& a, const Tensor& x, const std::vector<T
   if (axes.empty())
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
   for (int64_t& d : axes) d = normalize_axis(d, rank, "Resize's axes");
-  std::vector<double> scales = a.fixed_scales.empty() ? doubles_of(in, a.scales_input) : a.fixed_scales;
+  std::vector<double> scales =
+      a.fixed_scales.empty() ? doubles_of(in, a.scales_input) : a.fixed_scales;
   const std::vector<double> sizes = doubles_of(in, a.sizes_input);
   const std::vector<double> roi = doubles_of(in, a.roi_input);
   if (scales.empty() == sizes.empty())
     fail_at_run(a.where, "exactly one of scales and sizes must be given (non-empty)");
   const size_t n = axes.size();
   if ((!scales.empty() && scales.size() != n) || (!sizes.empty() && sizes.size() != n))
-    fail_at_run(a.where, "scales or sizes has " + std::to_string(std::max(scales.size(), sizes.size())) +
+    fail_at_run(a.where, "scales or sizes has " +
+                             std::to_string(std::max(scales.size(), sizes.size())) +
                              " values for " + std::to_string(n) + " axes");
   Target t;
   t.scale.assign(static_cast<size_t>(rank), 1.0);
@@ -249,7 +253,8 @@ Target target_of(const ResizeAttributes& a, const Tensor& x, const std::vector<T
                                    : std::max(s, t.scale[static_cast<size_t>(d)]);
     for (int64_t d : axes) {
       t.scale[static_cast<size_t>(d)] = s;
-      t.out[static_cast<size_t>(d)] = static_cast<int64_t>(s * static_cast<double>(x.size(d)) + 0.5);
+      t.out[static_cast<size_t>(d)] =
+          static_cast<int64_t>(std::floor(s * static_cast<double>(x.size(d)) + 0.5));
     }
   }
   return t;
@@ -257,7 +262,8 @@ Target target_of(const ResizeAttributes& a, const Tensor& x, const std::vector<T
 
 // rcuda::interpolate computes this resize as ONNX does (Note [Resize as gathers]).
 bool interpolate_fits(const ResizeAttributes& a, const Tensor& x, const Target& t, bool by_sizes) {
-  if (a.mode != "linear" || a.antialias || !is_floating(x.dtype()) || (x.dim() != 3 && x.dim() != 4))
+  if (a.mode != "linear" || a.antialias || !is_floating(x.dtype()) ||
+      (x.dim() != 3 && x.dim() != 4))
     return false;
   if (a.coordinates != "align_corners" && a.coordinates != "pytorch_half_pixel" &&
       a.coordinates != "half_pixel")
@@ -300,7 +306,8 @@ Kernel resize_kernel(const ResizeAttributes& a) {
       const bool identity = t.out[i] == x.size(d) && std::abs(t.scale[i] - 1.0) < 1e-9 &&
                             t.roi_start[i] == 0 && t.roi_end[i] == 1;
       if (identity) continue;
-      y = apply_axis(a, y, plan_axis(a, d, x.size(d), t.out[i], t.scale[i], t.roi_start[i], t.roi_end[i]));
+      y = apply_axis(
+          a, y, plan_axis(a, d, x.size(d), t.out[i], t.scale[i], t.roi_start[i], t.roi_end[i]));
     }
     return std::vector<Tensor>{back_to(y, x.dtype())};
   };
@@ -345,7 +352,8 @@ Kernel make_resize(NodeReader& node) {
     a.antialias = node.i("antialias", 0) != 0 && a.mode != "nearest";
     a.axes = node.ints("axes", {});
     a.policy = node.s("keep_aspect_ratio_policy", "stretch");
-    check_choice(node, "keep_aspect_ratio_policy", a.policy, {"stretch", "not_larger", "not_smaller"});
+    check_choice(node, "keep_aspect_ratio_policy", a.policy,
+                 {"stretch", "not_larger", "not_smaller"});
   }
   return resize_kernel(a);
 }

@@ -34,8 +34,8 @@ struct Recurrent {
   Cell cell = Cell::Lstm;
   int64_t hidden = 0;  // 0: R's last dim
   int64_t directions = 1;
-  bool reverse = false;  // direction "reverse"
-  bool batch_first = false;  // layout 1
+  bool reverse = false;                 // direction "reverse"
+  bool batch_first = false;             // layout 1
   std::vector<Activation> activations;  // per direction: LSTM f, g, h; GRU f, g; RNN f
   std::optional<double> clip;
   bool input_forget = false, linear_before_reset = false;
@@ -56,22 +56,25 @@ struct ActivationDefaults {
   double beta;
 };
 const ActivationDefaults kActivations[] = {
-    {"Relu", false, 0, false, 0},         {"Tanh", false, 0, false, 0},
-    {"Sigmoid", false, 0, false, 0},      {"Affine", true, 1, true, 0},
-    {"LeakyRelu", true, 0.01, false, 0},  {"ThresholdedRelu", true, 1, false, 0},
-    {"ScaledTanh", true, 1, true, 1},     {"HardSigmoid", true, 0.2, true, 0.5},
-    {"Elu", true, 1, false, 0},           {"Softsign", false, 0, false, 0},
+    {"Relu", false, 0, false, 0},        {"Tanh", false, 0, false, 0},
+    {"Sigmoid", false, 0, false, 0},     {"Affine", true, 1, true, 0},
+    {"LeakyRelu", true, 0.01, false, 0}, {"ThresholdedRelu", true, 1, false, 0},
+    {"ScaledTanh", true, 1, true, 1},    {"HardSigmoid", true, 0.2, true, 0.5},
+    {"Elu", true, 1, false, 0},          {"Softsign", false, 0, false, 0},
     {"Softplus", false, 0, false, 0},
 };
 
 // activations with activation_alpha / activation_beta consumed in order by those that take them.
 std::vector<Activation> read_activations(NodeReader& node, Cell cell, int64_t directions) {
-  static const std::vector<std::string> lstm = {"Sigmoid", "Tanh", "Tanh"}, gru = {"Sigmoid", "Tanh"},
-                                        rnn = {"Tanh"};
+  static const std::vector<std::string> lstm = {"Sigmoid", "Tanh", "Tanh"},
+                                        gru = {"Sigmoid", "Tanh"}, rnn = {"Tanh"};
   std::vector<std::string> names = node.strings("activations");
-  const std::vector<std::string>& defaults = cell == Cell::Lstm ? lstm : cell == Cell::Gru ? gru : rnn;
+  const std::vector<std::string>& defaults = cell == Cell::Lstm  ? lstm
+                                             : cell == Cell::Gru ? gru
+                                                                 : rnn;
   if (names.empty())
-    for (int64_t d = 0; d < directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+    for (int64_t d = 0; d < directions; ++d)
+      names.insert(names.end(), defaults.begin(), defaults.end());
   const size_t wanted = static_cast<size_t>(activations_per_direction(cell) * directions);
   if (names.size() != wanted)
     node.fail("activations has " + std::to_string(names.size()) + " names, expected " +
@@ -99,8 +102,10 @@ Recurrent read_recurrent(NodeReader& node, Cell cell) {
   r.cell = cell;
   r.hidden = node.i("hidden_size", 0);
   const std::string direction = node.s("direction", "forward");
-  if (direction == "bidirectional") r.directions = 2;
-  else if (direction == "reverse") r.reverse = true;
+  if (direction == "bidirectional")
+    r.directions = 2;
+  else if (direction == "reverse")
+    r.reverse = true;
   else if (direction != "forward")
     node.fail("direction must be forward, reverse or bidirectional, got \"" + direction + "\"");
   const int64_t layout = node.i("layout", 0);
@@ -111,12 +116,13 @@ Recurrent read_recurrent(NodeReader& node, Cell cell) {
   r.input_forget = cell == Cell::Lstm && node.i("input_forget", 0) != 0;
   r.linear_before_reset = cell == Cell::Gru && node.i("linear_before_reset", 0) != 0;
   const std::vector<std::string> defaults =
-      cell == Cell::Lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+      cell == Cell::Lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
       : cell == Cell::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
                           : std::vector<std::string>{"Tanh"};
   bool all_relu = cell == Cell::Rnn;
   for (size_t k = 0; k < r.activations.size(); ++k) {
-    r.torch_activations = r.torch_activations && r.activations[k].name == defaults[k % defaults.size()];
+    r.torch_activations =
+        r.torch_activations && r.activations[k].name == defaults[k % defaults.size()];
     all_relu = all_relu && r.activations[k].name == "Relu";
   }
   if (all_relu) r.torch_activations = r.relu = true;
@@ -148,6 +154,7 @@ Tensor torch_gate_order(const Tensor& w, Cell cell, int64_t hidden) {
   const std::vector<int64_t> blocks =
       cell == Cell::Lstm ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{1, 0, 2};
   std::vector<Tensor> parts;
+  parts.reserve(blocks.size());
   for (int64_t b : blocks) parts.push_back(w.narrow(0, b * hidden, hidden));
   return rcuda::cat(parts, 0);
 }
@@ -171,7 +178,8 @@ States run_torch_layer(const Recurrent& r, const Tensor& x, const Tensor& w, con
       with_biases.push_back(weights[static_cast<size_t>(2 * d + 1)]);
       const Tensor bd = b.select(0, d);
       with_biases.push_back(torch_gate_order(bd.narrow(0, 0, gates * hidden), r.cell, hidden));
-      with_biases.push_back(torch_gate_order(bd.narrow(0, gates * hidden, gates * hidden), r.cell, hidden));
+      with_biases.push_back(
+          torch_gate_order(bd.narrow(0, gates * hidden, gates * hidden), r.cell, hidden));
     }
     weights = with_biases;
   }
@@ -189,12 +197,16 @@ States run_torch_layer(const Recurrent& r, const Tensor& x, const Tensor& w, con
   }
   // direction "reverse" is the forward layer over the sequence read backwards.
   Tensor backwards;
-  if (r.reverse) backwards = rcuda::arange(Scalar(steps - 1), Scalar(int64_t{-1}), Scalar(int64_t{-1}), DType::Int64, x.device());
+  if (r.reverse)
+    backwards = rcuda::arange(Scalar(steps - 1), Scalar(int64_t{-1}), Scalar(int64_t{-1}),
+                              DType::Int64, x.device());
   const Tensor input = r.reverse ? rcuda::index_select(x, 0, backwards) : x;
-  const ops::RnnOutputs o = rcuda::rnn(input, h0, r.cell == Cell::Lstm ? c0 : Tensor(), weights, params);
+  const ops::RnnOutputs o =
+      rcuda::rnn(input, h0, r.cell == Cell::Lstm ? c0 : Tensor(), weights, params);
   const Tensor output = r.reverse ? rcuda::index_select(o.output, 0, backwards) : o.output;
   // [T, N, D * H] -> ONNX's [T, D, N, H].
-  const Tensor y = rcuda::reshape(output, {steps, batch, r.directions, hidden}).permute({0, 2, 1, 3});
+  const Tensor y =
+      rcuda::reshape(output, {steps, batch, r.directions, hidden}).permute({0, 2, 1, 3});
   return {y, o.h_n, o.c_n};
 }
 
@@ -249,11 +261,14 @@ States run_direction(const Recurrent& rec, const Direction& dir, const Tensor& x
         h_new = activate(dir.act[0], clip_to(rec, pre));
       } else {
         auto peep = [&](const Tensor& g, int64_t k, const Tensor& state) {
-          return dir.p.defined() ? rcuda::add(g, rcuda::mul(dir.p.narrow(0, k * hidden, hidden), state)) : g;
+          return dir.p.defined()
+                     ? rcuda::add(g, rcuda::mul(dir.p.narrow(0, k * hidden, hidden), state))
+                     : g;
         };
         const Tensor i = activate(dir.act[0], clip_to(rec, peep(gate(pre, 0), 0, c)));
-        const Tensor f = rec.input_forget ? rcuda::sub(rcuda::ones_like(i), i)
-                                          : activate(dir.act[0], clip_to(rec, peep(gate(pre, 2), 2, c)));
+        const Tensor f = rec.input_forget
+                             ? rcuda::sub(rcuda::ones_like(i), i)
+                             : activate(dir.act[0], clip_to(rec, peep(gate(pre, 2), 2, c)));
         const Tensor g = activate(dir.act[1], clip_to(rec, gate(pre, 3)));
         c_new = rcuda::add(rcuda::mul(f, c), rcuda::mul(i, g));
         const Tensor o = activate(dir.act[0], clip_to(rec, peep(gate(pre, 1), 1, c_new)));
@@ -315,7 +330,8 @@ States run_composed(const Recurrent& rec, const Tensor& x, const Tensor& w, cons
       dir.rb = b.select(0, d).narrow(0, gates * hidden, gates * hidden);
     }
     if (p.defined()) dir.p = p.select(0, d);
-    const auto first = rec.activations.begin() + static_cast<std::ptrdiff_t>(per_direction * static_cast<size_t>(d));
+    const auto first = rec.activations.begin() +
+                       static_cast<std::ptrdiff_t>(per_direction * static_cast<size_t>(d));
     dir.act.assign(first, first + static_cast<std::ptrdiff_t>(per_direction));
     dir.reverse = rec.reverse || d == 1;
     const Shape state_shape = {batch, hidden};
@@ -323,23 +339,28 @@ States run_composed(const Recurrent& rec, const Tensor& x, const Tensor& w, cons
                                   : rcuda::zeros(state_shape, TensorOptions(x.dtype(), x.device()));
     Tensor c;
     if (rec.cell == Cell::Lstm)
-      c = c0.defined() ? c0.select(0, d) : rcuda::zeros(state_shape, TensorOptions(x.dtype(), x.device()));
+      c = c0.defined() ? c0.select(0, d)
+                       : rcuda::zeros(state_shape, TensorOptions(x.dtype(), x.device()));
     Tensor order;  // reverse: each step's source, as a gather index along time
     if (dir.reverse) {
       const std::vector<int64_t> whole(static_cast<size_t>(batch), steps);
       order = reversal_index(lengths.empty() ? whole : lengths, steps, x.device());
     }
-    States s = run_direction(rec, dir, order.defined() ? along_time(x, order) : x, h, c, length_tensor);
+    States s =
+        run_direction(rec, dir, order.defined() ? along_time(x, order) : x, h, c, length_tensor);
     ys.push_back(order.defined() ? along_time(s.y, order) : s.y);
     hs.push_back(s.h);
     cs.push_back(s.c);
   }
-  return {rcuda::stack(ys, 1), rcuda::stack(hs, 0), rec.cell == Cell::Lstm ? rcuda::stack(cs, 0) : Tensor()};
+  return {rcuda::stack(ys, 1), rcuda::stack(hs, 0),
+          rec.cell == Cell::Lstm ? rcuda::stack(cs, 0) : Tensor()};
 }
 
 // ---- the kernel -----------------------------------------------------------------------------
 
-Tensor input_at(const std::vector<Tensor>& in, size_t i) { return i < in.size() ? in[i] : Tensor(); }
+Tensor input_at(const std::vector<Tensor>& in, size_t i) {
+  return i < in.size() ? in[i] : Tensor();
+}
 
 Kernel make_recurrent(NodeReader& node, Cell cell) {
   const Recurrent rec = read_recurrent(node, cell);
@@ -379,9 +400,8 @@ Kernel make_recurrent(NodeReader& node, Cell cell) {
     }
     const bool torch_layer = rec.torch_activations && !rec.clip && !rec.input_forget &&
                              !p.defined() && lengths.empty() &&
-                             (rec.cell != Cell::Gru || rec.linear_before_reset) &&
-                             steps > 0 && x.size(1) > 0 &&
-                             (x.dtype() != DType::Float64 || x.device().is_cpu());
+                             (rec.cell != Cell::Gru || rec.linear_before_reset) && steps > 0 &&
+                             x.size(1) > 0 && (x.dtype() != DType::Float64 || x.device().is_cpu());
     States s = torch_layer ? run_torch_layer(rec, x, w, rw, b, h0, c0)
                            : run_composed(rec, x, w, rw, b, h0, c0, p, lengths);
     if (rec.batch_first) {
