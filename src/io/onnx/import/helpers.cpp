@@ -183,6 +183,8 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
 }
 
 std::string onnx_type_name(int32_t elem_type) {
+  if (elem_type == 17) return "FLOAT8E4M3FN";
+  if (elem_type == 19) return "FLOAT8E5M2";
   if (onnx::TensorProto_DataType_IsValid(elem_type))
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type));
   return "type " + std::to_string(elem_type);
@@ -210,6 +212,12 @@ DType dtype_from_onnx(int32_t elem_type, const std::string& what) {
       return DType::UInt8;
     case onnx::TensorProto::BOOL:
       return DType::Bool;
+    // The float8 types came with IR version 9, after the ONNX library rcuda builds against:
+    // their numbers are ONNX's FLOAT8E4M3FN and FLOAT8E5M2.
+    case 17:
+      return DType::Float8E4M3FN;
+    case 19:
+      return DType::Float8E5M2;
     default:
       throw DTypeError(what + " has ONNX type " + onnx_type_name(elem_type) +
                        ", which rcuda has no dtype for (rcuda has float32, float64, float16, "

@@ -2,6 +2,8 @@
 // once, order the nodes (refusing cycles and dangling names), evaluate Constant nodes and bind
 // every other node to its kernel through the import table. Every error names the file, and for a
 // node its name and op.
+#include <onnx/defs/schema.h>
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -137,6 +139,34 @@ std::vector<int> node_order(const onnx::GraphProto& g, const Names& known,
   return order;
 }
 
+// Checks the node's input and output counts against ONNX's schema of its op (Debian's libonnx
+// knows opsets up to 17): too few inputs, a required input left empty, or more inputs or outputs
+// than the op has. A newer op version than the library knows may have more optional inputs
+// (reductions' axes in 18), so only its minimum counts are checked. Kernels then read the inputs
+// the schema requires without checking for them.
+void check_arity(const onnx::NodeProto& proto, int version, const std::string& where) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(proto.op_type(), version);
+  if (schema == nullptr) return;
+  const bool exact = schema->since_version() == version;
+  const int inputs = proto.input_size(), outputs = proto.output_size();
+  RCUDA_CHECK(inputs >= schema->min_input() && (!exact || inputs <= schema->max_input()),
+              ValueError, where, ": has ", inputs, " inputs, the op takes ", schema->min_input(),
+              exact && schema->max_input() != schema->min_input()
+                  ? " to " + std::to_string(schema->max_input())
+                  : std::string(exact ? "" : " or more"));
+  RCUDA_CHECK(outputs >= 1 && (!exact || outputs <= schema->max_output()), ValueError, where,
+              ": has ", outputs, " outputs, the op makes ", schema->min_output(),
+              schema->max_output() != schema->min_output()
+                  ? " to " + std::to_string(schema->max_output())
+                  : std::string());
+  const auto& formal = schema->inputs();
+  for (int i = 0; i < inputs && i < static_cast<int>(formal.size()); ++i)
+    RCUDA_CHECK(!proto.input(i).empty() ||
+                    formal[static_cast<size_t>(i)].GetOption() != onnx::OpSchema::Single,
+                ValueError, where, ": its input ", i, " ('",
+                formal[static_cast<size_t>(i)].GetName(), "') is required but left empty");
+}
+
 Tensor place(const Tensor& t, Device device) {
   if (device.is_cpu() || Impl::stays_on_host(t)) return t;
   return ops::to(t, device);
@@ -184,6 +214,7 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
       reader.unsupported("version " + std::to_string(node.version) + " of " + proto.op_type() +
                          " (the model's opset " + std::to_string(m.opset) + "; rcuda runs version " +
                          std::to_string(op->min_version) + " and later)");
+    check_arity(proto, node.version, node.where);
     node.kernel = op->make(reader);
     node.host_inputs = reader.host_inputs();
     for (const std::string& out : proto.output())

@@ -103,6 +103,7 @@ std::vector<Tensor> OnnxModel::Impl::run_nodes(const std::vector<Tensor>& inputs
     try {
       out = node.kernel(in, ctx);
     } catch (const Error& e) {
+      if (std::string(e.what()).rfind(node.where, 0) == 0) throw;  // the kernel named the node
       rethrow_with(e, node.where);
     }
     for (size_t o = 0; o < node.outputs.size(); ++o) {

@@ -145,6 +145,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& fold
       copy_field<int8_t>(proto.int32_data(), out);
       break;
     case onnx::TensorProto::UINT8:
+    case 17:  // FLOAT8E4M3FN and FLOAT8E5M2: one byte each, in int32_data
+    case 19:
       copy_field<uint8_t>(proto.int32_data(), out);
       break;
     case onnx::TensorProto::BOOL:
