@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libopenblas-openmp-dev          # CPU GEMM; the OpenMP build shares threads with our loops
   libdnnl-dev                     # oneDNN: convolution, pooling, normalisation, RNN on the CPU
-  libonnx-dev libprotobuf-dev     # ONNX export (src/io/onnx): ONNX's protobuf classes and checker
+  libonnx-dev libprotobuf-dev     # ONNX export and import (src/io/onnx): ONNX's protobuf classes, schemas, checker
+  libonnx-testdata                # ONNX's backend node tests, run by tests/onnx_node
   dataset-fashion-mnist           # the main job's data (/usr/share/datasets/fashion-mnist)
   libgtest-dev libgmock-dev       # C++ tests
   libbenchmark-dev                # benchmarks
