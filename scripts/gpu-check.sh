@@ -5,7 +5,7 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
-#                                       layers fp8 profile r_bench jit
+#                                       layers fp8 profile r_bench jit onnx
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
 #                                       ResNet-18, MNIST-CNN and LSTM training steps and the
@@ -15,7 +15,8 @@
 #                                       the MLP step (train_r), the MNIST CNN step beside
 #                                       PyTorch's, the collector's settings swept, and fit()
 #                                       against the hand-written loop; jit: jit_trace and
-#                                       onnx_export's R tests and the traced CNN's host time)
+#                                       onnx_export's R tests and the traced CNN's host time;
+#                                       onnx: ONNX import's tests, node tests and benchmark)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -26,7 +27,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/rcuda-gpu}
 mkdir -p "$OUT"
-if [ -f .devdeps/device-env.sh ]; then source .devdeps/device-env.sh; elif [ -f .devdeps-lean/device-env.sh ]; then source .devdeps-lean/device-env.sh; fi
+if [ -f .devdeps/device-env.sh ]; then source .devdeps/device-env.sh; elif [ -f .devdeps-lean/device-env.sh ]; then source .devdeps-lean/device-env.sh;
+elif [ -f .devdeps-cpp/device-env.sh ]; then source .devdeps-cpp/device-env.sh; fi
+# ONNX's node tests (Debian's libonnx-testdata, which the GPU machine lacks): carry
+# .devnode/node.tgz (tar czf .devnode/node.tgz -C /usr/share/libonnx-testdata/data node).
+if [ -f .devnode/node.tgz ] && [ ! -d /usr/share/libonnx-testdata/data/node ]; then
+  [ -d /tmp/onnx-testdata/node ] || { mkdir -p /tmp/onnx-testdata && tar xzf .devnode/node.tgz -C /tmp/onnx-testdata; }
+  export RCUDA_ONNX_NODE_DATA=/tmp/onnx-testdata/node
+fi
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build tests cli memcheck racecheck r bench)
@@ -166,6 +174,32 @@ run_jit() {
   cat "$OUT/jit_bench.txt"
 }
 
+# ONNX import on the GPU: the import tests (PyTorch's models, CUDA-graph replay), ONNX's node
+# tests on CUDA with their per-operator table, the ResNet-18 benchmark beside PyTorch and ONNX
+# Runtime (bench/onnx_resnet.sh), and onnx_load's R tests when R is there.
+run_onnx() {
+  build-gpu/tests/rcuda_tests --gtest_filter='*OnnxImport*:*PyTorchModels*:OnnxNodeTests.*Cuda' \
+    >"$OUT/onnx_tests.log" 2>&1
+  local status=$?
+  grep -E "^\[  FAILED  \]|Failure" "$OUT/onnx_tests.log" | head -20
+  step "onnx tests" "exit $status; $(grep -E '^\[  PASSED' "$OUT/onnx_tests.log" | tail -1)"
+  build-gpu/tests/onnx_node_runner --device cuda --failures-only \
+    --report "$OUT/onnx-node-report-cuda.md" >"$OUT/onnx_node_cuda.txt" 2>&1
+  step "onnx node tests on cuda" "$(tail -1 "$OUT/onnx_node_cuda.txt")"
+  grep -E "^failed" "$OUT/onnx_node_cuda.txt" | head -20
+  tail -1 "$OUT/onnx-node-report-cuda.md"
+  bench/onnx_resnet.sh >"$OUT/onnx_bench.txt" 2>&1
+  step "onnx_resnet.sh" "exit $?"
+  cat "$OUT/onnx_bench.txt"
+  if command -v Rscript >/dev/null && install_r; then
+    (cd r/tests/testthat && R_LIBS=$PWD/../../../build-gpu/r-lib Rscript -e \
+      'library(testthat); library(rcuda); test_file("test-onnx-load.R", reporter = "summary")') \
+      >"$OUT/onnx_r.txt" 2>&1
+    step "test-onnx-load.R" "exit $?"
+    tail -15 "$OUT/onnx_r.txt"
+  fi
+}
+
 # The MLP step from R (bench/bench_train_r.R) on the data the train stage wrote.
 run_train_r() {
   command -v Rscript >/dev/null || { step "train_r" "no R (carry .devdeps)"; return; }
@@ -301,7 +335,8 @@ for s in "${stages[@]}"; do
     profile) run_profile ;;
     r_bench) run_r_bench ;;
     jit) run_jit ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench jit)"; exit 2 ;;
+    onnx) run_onnx ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench jit onnx)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

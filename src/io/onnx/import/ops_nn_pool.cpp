@@ -93,9 +93,17 @@ struct MaxPoolResult {
   Tensor out, indices;  // indices: rcuda's, within each (n, c) plane of the pooled tensor
 };
 
+// With want_indices false, the pools without indices: their backends' fastest kernels (oneDNN
+// on the CPU, cuDNN on CUDA) do not make indices.
 MaxPoolResult rcuda_max_pool(const Tensor& x, const ResolvedWindow& r, bool padded,
-                             bool ceil_mode) {
+                             bool ceil_mode, bool want_indices) {
   std::vector<int64_t> padding = padded ? r.begin : std::vector<int64_t>(r.begin.size(), 0);
+  if (!want_indices) {
+    if (r.kernel.size() == 1)
+      return {rcuda::max_pool1d(x, r.kernel[0], r.stride[0], padding[0], r.dilation[0], ceil_mode),
+              Tensor()};
+    return {rcuda::max_pool2d(x, r.kernel, r.stride, padding, r.dilation, ceil_mode), Tensor()};
+  }
   if (r.kernel.size() == 1) {
     auto [out, indices] = rcuda::max_pool1d_with_indices(x, r.kernel[0], r.stride[0], padding[0],
                                                          r.dilation[0], ceil_mode);
@@ -151,7 +159,7 @@ Kernel make_max_pool_impl(NodeReader& node) {
     const bool direct = rcuda_pads(r);
     const Tensor pooled_input =
         direct ? x : pad_spatial(x, r, -std::numeric_limits<double>::infinity());
-    MaxPoolResult m = rcuda_max_pool(pooled_input, r, direct, p.ceil_mode);
+    MaxPoolResult m = rcuda_max_pool(pooled_input, r, direct, p.ceil_mode, want_indices);
     Tensor y = cut_to(m.out, out);
     if (integer) y = rcuda::to(y, dtype);
     if (!want_indices) return std::vector<Tensor>{y, Tensor()};
