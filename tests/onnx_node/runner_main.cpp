@@ -1,4 +1,4 @@
-// onnx_node_runner [--device cuda] [--report FILE] [--failures-only] [case-prefix ...]: runs
+// onnx_node_runner [--device cuda] [--report FILE] [--failures-only] [--list-ops] [case-prefix ...]: runs
 // ONNX's backend node tests on rcuda and prints one line per case; with --report, writes the
 // per-operator table (docs/onnx.md quotes it).
 #include <cstring>
@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "onnx_node/node_case.h"
+#include "rcuda/io/onnx/import.h"
 
 int main(int argc, char** argv) {
   using namespace rcuda::onnx_node;
@@ -18,7 +19,11 @@ int main(int argc, char** argv) {
       device = rcuda::Device::parse(argv[++a]);
     else if (!std::strcmp(argv[a], "--report") && a + 1 < argc)
       report_path = argv[++a];
-    else if (!std::strcmp(argv[a], "--failures-only"))
+    else if (!std::strcmp(argv[a], "--list-ops")) {
+      for (const std::string& op : rcuda::io::onnx_supported_ops()) std::cout << op << " ";
+      std::cout << "\n";
+      return 0;
+    } else if (!std::strcmp(argv[a], "--failures-only"))
       failures_only = true;
     else
       prefixes.emplace_back(argv[a]);

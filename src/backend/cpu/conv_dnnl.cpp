@@ -21,6 +21,7 @@
 #include <dnnl.hpp>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "conv_cpu.h"
 #include "cpu_backend.h"
 #include "rcuda/core/error.h"
+#include "rcuda/tensor/autograd_meta.h"
 
 namespace rcuda::cpu {
 namespace {
@@ -61,8 +63,12 @@ struct ConvOperands {
 };
 
 // Everything a primitive depends on, flattened: the pass, three shapes, three stride vectors,
-// stride, padding, dilation and groups.
-using ConvKey = std::array<int64_t, 32>;
+// stride, padding, dilation, groups, and whether it is an inference-only forward pass.
+using ConvKey = std::array<int64_t, 33>;
+
+// A forward pass without grad mode is inference: oneDNN may pick kernels that keep nothing for
+// a backward pass.
+bool inference_only(ConvPass pass) { return pass == ConvPass::Forward && !GradMode::is_enabled(); }
 
 ConvKey make_key(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   ConvKey key{};
@@ -79,6 +85,7 @@ ConvKey make_key(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
     key[i++] = a.dilation[d];
   }
   key[i++] = a.groups;
+  key[i++] = inference_only(pass);
   return key;
 }
 
@@ -127,7 +134,8 @@ ConvPrimitive make_primitive(ConvPass pass, const ConvOperands& t, const ConvArg
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const dnnl::convolution_forward::desc forward_desc(
-      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, image, weight,
+      inference_only(pass) ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training,
+      dnnl::algorithm::convolution_direct, image, weight,
       memory::desc(), result, strides, dilates, padding, padding);
   const dnnl::convolution_forward::primitive_desc forward(forward_desc, attr, cpu_engine());
   switch (pass) {
@@ -210,6 +218,70 @@ BoundOperand bind(const Tensor& t, const memory::desc& user_md, const memory::de
   return b;
 }
 
+// Note [Reordered weights kept for inference]
+// A forward convolution reads its weight in oneDNN's blocked layout, and reordering it costs as
+// much as the convolution at batch 1 (all of ResNet-18's 46 MB each run). Without grad mode
+// (inference: a loaded ONNX model, an eval loop under no_grad) the reordered weight is kept,
+// keyed by the weight's storage and offset, and reused while the storage is alive and its
+// version (bumped by every in-place write: copy_, an optimizer step) is unchanged. Training
+// steps change their weights every step and reorder each time, as before.
+class ReorderedWeights {
+ public:
+  // The weight in `wanted_md`'s layout: the kept copy, or a new one made now and kept.
+  memory get(const Tensor& w, const memory::desc& user_md, const memory::desc& wanted_md,
+             dnnl::stream& stream) {
+    const Key key{w.storage().get(), w.offset()};
+    const uint64_t version = w.storage()->version();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      auto it = kept_.find(key);
+      if (it != kept_.end() && it->second.storage.lock() == w.storage() &&
+          it->second.version == version && it->second.user_md == user_md &&
+          it->second.wanted_md == wanted_md)
+        return memory(wanted_md, cpu_engine(), it->second.buffer.data_ptr());
+    }
+    Entry e{w.storage(), version, user_md, wanted_md, scratch_bytes(wanted_md.get_size())};
+    memory user(user_md, cpu_engine(), w.data_ptr());
+    memory wanted(wanted_md, cpu_engine(), e.buffer.data_ptr());
+    dnnl::reorder(user, wanted).execute(stream, user, wanted);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    // Weights that are gone (a float16 weight's float32 copy, a freed model) leave no copy.
+    for (auto it = kept_.begin(); it != kept_.end();) {
+      if (it->second.storage.expired() || it->first == key) {
+        bytes_ -= it->second.wanted_md.get_size();
+        it = kept_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (bytes_ + wanted_md.get_size() > kCapacityBytes) {  // a bound: models fit many times over
+      kept_.clear();
+      bytes_ = 0;
+    }
+    bytes_ += wanted_md.get_size();
+    kept_[key] = std::move(e);
+    return wanted;
+  }
+
+ private:
+  using Key = std::pair<const Storage*, int64_t>;
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    uint64_t version = 0;
+    memory::desc user_md, wanted_md;
+    Tensor buffer;
+  };
+  static constexpr size_t kCapacityBytes = size_t{1} << 30;
+  std::mutex mutex_;
+  std::map<Key, Entry> kept_;
+  size_t bytes_ = 0;
+};
+
+ReorderedWeights& reordered_weights() {
+  static ReorderedWeights* kept = new ReorderedWeights();  // never destroyed: used until exit
+  return *kept;
+}
+
 // Runs one pass on float32 tensors; the written operand is the one `pass` produces.
 void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   try {
@@ -217,8 +289,14 @@ void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
     dnnl::stream stream(cpu_engine());
     BoundOperand image =
         bind(t.image, user_desc(t.image), p->image, pass != ConvPass::BackwardInput, stream);
-    BoundOperand weight = bind(t.weight, user_weight_desc(t.weight, a.groups), p->weight,
-                               pass != ConvPass::BackwardWeight, stream);
+    const memory::desc weight_md = user_weight_desc(t.weight, a.groups);
+    BoundOperand weight;
+    if (pass == ConvPass::Forward && !GradMode::is_enabled() && weight_md != p->weight) {
+      weight.user = memory(weight_md, cpu_engine(), t.weight.data_ptr());
+      weight.wanted = reordered_weights().get(t.weight, weight_md, p->weight, stream);
+    } else {
+      weight = bind(t.weight, weight_md, p->weight, pass != ConvPass::BackwardWeight, stream);
+    }
     BoundOperand result =
         bind(t.result, user_desc(t.result), p->result, pass != ConvPass::Forward, stream);
     const Tensor scratchpad = scratch_bytes(p->scratchpad.get_size());

@@ -221,7 +221,8 @@ DType dtype_from_onnx(int32_t elem_type, const std::string& what) {
     default:
       throw DTypeError(what + " has ONNX type " + onnx_type_name(elem_type) +
                        ", which rcuda has no dtype for (rcuda has float32, float64, float16, "
-                       "bfloat16, int64, int32, int16, int8, uint8 and bool)");
+                       "bfloat16, float8 e4m3fn and e5m2, int64, int32, int16, int8, uint8 and "
+                       "bool)");
   }
 }
 

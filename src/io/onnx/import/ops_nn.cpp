@@ -67,6 +67,9 @@ ResolvedWindow Window::resolve(const std::vector<int64_t>& in,
                              " values for an input of " + std::to_string(n) + " spatial dims");
     return v;
   };
+  if (kernel_of_input.size() != n)
+    fail_at_run(where, "the weight has " + std::to_string(kernel_of_input.size()) +
+                           " spatial dims, the input " + std::to_string(n));
   ResolvedWindow r;
   r.kernel = kernel_of_input;
   if (!kernel.empty() && kernel != kernel_of_input)
@@ -112,6 +115,7 @@ std::vector<int64_t> spatial_pad_list(const std::vector<int64_t>& begin,
 }
 
 std::vector<int64_t> spatial_sizes(const Tensor& t) {
+  if (t.dim() < 2) return {};  // refused by the caller's rank checks
   return std::vector<int64_t>(t.shape().begin() + 2, t.shape().end());
 }
 
@@ -143,6 +147,9 @@ Kernel make_conv(NodeReader& node) {
       fail_at_run(window.where, "Conv of " + std::to_string(dims) +
                                     " spatial dims is not supported by rcuda's ONNX import "
                                     "(rcuda has 1-D and 2-D convolutions)");
+    if (w.dim() != x.dim())
+      fail_at_run(window.where, "weight " + shape_str(w.shape()) +
+                                    " must have the rank of the input " + shape_str(x.shape()));
     const ResolvedWindow r = window.resolve(spatial_sizes(x), spatial_sizes(w));
     std::vector<int64_t> padding(r.begin.size()), extra(r.begin.size()), lead(r.begin.size());
     bool has_lead = false;
