@@ -25,12 +25,30 @@ for tag in fp32 fp16; do
       | grep img_per_s >>"$OUT/onnx_rcuda.txt"
     $bench "$model" --name resnet18 --device cuda --batch $batch --tag $tag --iters $iters --benchmark \
       --cuda-graph | grep img_per_s >>"$OUT/onnx_rcuda.txt"
+    # The file's NCHW layout kept (Note [Channels-last convolutions on CUDA]), for comparison.
+    RCUDA_ONNX_CHANNELS_LAST=0 $bench "$model" --name resnet18 --device cuda --batch $batch \
+      --tag ${tag}_nchw --iters $iters --benchmark | grep img_per_s >>"$OUT/onnx_rcuda.txt"
   done
 done
 for batch in 1 64; do
   iters=$([ $batch = 1 ] && echo 20 || echo 3)
   OMP_NUM_THREADS=$threads $bench "$models/resnet18_fp32.onnx" --name resnet18 --device cpu --batch $batch \
     --iters $iters | grep -v "load_ms" >>"$OUT/onnx_rcuda.txt"
+done
+# How the CPU figures scale with threads, beside ONNX Runtime's (batch 1).
+for t in 1 4 $threads; do
+  OMP_NUM_THREADS=$t $bench "$models/resnet18_fp32.onnx" --name resnet18 --device cpu --batch 1 \
+    --tag fp32_t$t --iters 20 | grep img_per_s >>"$OUT/onnx_rcuda.txt"
+  python3 - "$models/resnet18_fp32.onnx" $t <<'PY' >>"$OUT/onnx_torch.txt"
+import sys, time, numpy as np, onnxruntime as ort
+o = ort.SessionOptions(); o.intra_op_num_threads = int(sys.argv[2]); o.inter_op_num_threads = 1
+s = ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"])
+x = np.random.randn(1, 3, 224, 224).astype(np.float32)
+for _ in range(5): s.run(None, {"image": x})
+t0 = time.perf_counter()
+for _ in range(20): s.run(None, {"image": x})
+print("resnet18_b1_fp32_t%s_cpu_img_per_s: %.1f" % (sys.argv[2], 20 / (time.perf_counter() - t0)))
+PY
 done
 # The load time on the CPU (no device context in it): the file read, initializers, binding.
 $bench "$models/resnet18_fp32.onnx" --name resnet18 --device cpu --iters 1 | grep load_ms >>"$OUT/onnx_rcuda.txt"

@@ -24,8 +24,15 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
   return Tensor(std::move(impl));
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+// A 0-dim tensor has no size to give (wrap_dim accepts dim 0 for it, as ops that take a dim do).
+int64_t Tensor::size(int64_t d) const {
+  RCUDA_CHECK(dim() > 0, IndexError, "size: dim ", d, " of a 0-dim tensor (it has no dims)");
+  return impl_->shape[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  RCUDA_CHECK(dim() > 0, IndexError, "stride: dim ", d, " of a 0-dim tensor (it has no dims)");
+  return impl_->strides[wrap_dim(d, dim(), "stride")];
+}
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;

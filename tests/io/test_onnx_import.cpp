@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -50,9 +51,25 @@ std::string fixture_name(const testing::TestParamInfo<Fixture>& info) {
   return std::string(info.param.model) + "_" + info.param.exporter;
 }
 
+// float32 products in full float32 on CUDA for the comparison: rcuda's default, as PyTorch's,
+// lets cuDNN's convolutions and recurrent layers use TF32 (10-bit mantissas, ~1e-4 relative).
+struct NoTf32 {
+  const bool conv = cuda::allow_conv_tf32(), matmul = cuda::allow_tf32();
+  NoTf32() {
+    cuda::set_allow_conv_tf32(false);
+    cuda::set_allow_tf32(false);
+  }
+  ~NoTf32() {
+    cuda::set_allow_conv_tf32(conv);
+    cuda::set_allow_tf32(matmul);
+  }
+};
+
 class PyTorchModels : public testing::TestWithParam<Fixture> {
  protected:
   void check_on(Device device) {
+    std::optional<NoTf32> full_float32;
+    if (device.is_cuda()) full_float32.emplace();
     const Fixture f = GetParam();
     const std::string base = kModels + f.model;
     io::OnnxLoadOptions options;

@@ -4,6 +4,7 @@
 // node its name and op.
 #include <onnx/defs/schema.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -12,6 +13,9 @@
 #include "io/onnx/import/model_impl.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
+#include "rcuda/autograd/api.h"
+#include "rcuda/tensor/autograd_meta.h"
+#include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::io {
 namespace {
@@ -226,6 +230,30 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
 
 }  // namespace
 
+// Note [Channels-last convolutions on CUDA]
+// On CUDA, the 4-D weights of Conv nodes are laid out channels-last (NHWC) at load, in place:
+// the convolutions then run cuDNN's NHWC kernels (the tensor-core layout, most of all for
+// float16), their inputs are made channels-last once, at the first convolution, and the layout
+// flows through Relu, Add and the next convolutions as it does in PyTorch's channels_last
+// models. RCUDA_ONNX_CHANNELS_LAST=0 keeps the file's layout.
+void OnnxModel::Impl::lay_out_for_device() {
+  const char* env = std::getenv("RCUDA_ONNX_CHANNELS_LAST");
+  if (!device.is_cuda() || (env != nullptr && std::string(env) == "0")) return;
+  NoGradGuard no_grad;
+  for (const Node& node : nodes) {
+    if (node.op_type != "Conv" || node.inputs.size() < 2 || node.inputs[1] < 0) continue;
+    Value& w = values[static_cast<size_t>(node.inputs[1])];
+    if (w.kind != Kind::Initializer || w.tensor.dim() != 4 || !is_floating(w.tensor.dtype()) ||
+        suggest_memory_format(w.tensor) == MemoryFormat::ChannelsLast)
+      continue;
+    const Tensor relaid = rcuda::contiguous(w.tensor, MemoryFormat::ChannelsLast);
+    TensorImpl* impl = w.tensor.impl();  // in place: the parameter keeps its identity
+    impl->storage = relaid.impl()->storage;
+    impl->strides = relaid.impl()->strides;
+    impl->offset = relaid.impl()->offset;
+  }
+}
+
 OnnxModel OnnxModel::load_bytes(const std::string& bytes, const std::string& name,
                                 const std::string& folder, const OnnxLoadOptions& options) {
   onnx::ModelProto model;
@@ -277,6 +305,7 @@ OnnxModel OnnxModel::load_bytes(const std::string& bytes, const std::string& nam
   for (int n = 0; n < static_cast<int>(m->nodes.size()); ++n)
     for (int id : m->nodes[static_cast<size_t>(n)].inputs)
       if (id >= 0) m->values[static_cast<size_t>(id)].last_use = n;
+  m->lay_out_for_device();
   return OnnxModel(std::move(m));
 }
 

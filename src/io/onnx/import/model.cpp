@@ -66,6 +66,7 @@ void OnnxModel::to(Device device) {
     if (grad.defined()) v.tensor.set_grad(rcuda::to(grad, target));
   }
   impl_->device = device;
+  impl_->lay_out_for_device();
 }
 
 std::string OnnxModel::summary() const {

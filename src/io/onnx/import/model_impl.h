@@ -50,6 +50,9 @@ struct OnnxModel::Impl {
   mutable std::mutex captured_mutex;
   mutable std::map<std::string, std::shared_ptr<Captured>> captured;
 
+  // Lays parameters out for the device (Note [Channels-last convolutions on CUDA], load.cpp).
+  void lay_out_for_device();
+
   // Runs the nodes on inputs already checked and on the model's device.
   std::vector<Tensor> run_nodes(const std::vector<Tensor>& inputs) const;
   // The captured replay for these inputs (capturing it on first use), or nullptr when the run
