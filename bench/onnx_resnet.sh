@@ -25,7 +25,7 @@ for tag in fp32 fp16; do
       | grep img_per_s >>"$OUT/onnx_rcuda.txt"
     $bench "$model" --name resnet18 --device cuda --batch $batch --tag $tag --iters $iters --benchmark \
       --cuda-graph | grep img_per_s >>"$OUT/onnx_rcuda.txt"
-    # The file's NCHW layout kept (Note [Channels-last convolutions on CUDA]), for comparison.
+    # The file's NCHW layout kept (Note [Channels-last convolutions]), for comparison.
     RCUDA_ONNX_CHANNELS_LAST=0 $bench "$model" --name resnet18 --device cuda --batch $batch \
       --tag ${tag}_nchw --iters $iters --benchmark | grep img_per_s >>"$OUT/onnx_rcuda.txt"
   done

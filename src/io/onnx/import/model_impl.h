@@ -50,7 +50,7 @@ struct OnnxModel::Impl {
   mutable std::mutex captured_mutex;
   mutable std::map<std::string, std::shared_ptr<Captured>> captured;
 
-  // Lays parameters out for the device (Note [Channels-last convolutions on CUDA], load.cpp).
+  // Lays parameters out for the device (Note [Channels-last convolutions], load.cpp).
   void lay_out_for_device();
 
   // Runs the nodes on inputs already checked and on the model's device.

@@ -164,9 +164,9 @@ Kernel make_conv(NodeReader& node) {
     if (dims == 1)
       return std::vector<Tensor>{
           rcuda::conv1d(x, w, bias, r.stride[0], padding[0], r.dilation[0], groups, extra[0])};
-    // A channels-last weight (a CUDA model's, Note [Channels-last convolutions on CUDA] in
-    // load.cpp) takes its input channels-last too: cuDNN's NHWC kernels, and the layout then
-    // flows through the elementwise ops to the next convolution without a copy.
+    // A channels-last weight (Note [Channels-last convolutions] in load.cpp) takes its input
+    // channels-last too; the layout then flows through the elementwise ops to the next
+    // convolution without a copy.
     if (suggest_memory_format(w) == MemoryFormat::ChannelsLast)
       x = rcuda::contiguous(x, MemoryFormat::ChannelsLast);
     ConvParams params;
@@ -269,9 +269,9 @@ Kernel make_conv_transpose(NodeReader& node) {
       t2.output_shape = {t2.output_shape[0], t2.output_shape[1], 1, t2.output_shape[2]};
     std::vector<int64_t> start, size;
     transposed_extent(t2, r, sizes, output_padding, start, size);
-    // A channels-last weight (a CUDA model's, Note [Channels-last convolutions on CUDA] in
-    // load.cpp) takes its input channels-last too: cuDNN's NHWC kernels, and the layout then
-    // flows through the elementwise ops to the next convolution without a copy.
+    // A channels-last weight (Note [Channels-last convolutions] in load.cpp) takes its input
+    // channels-last too; the layout then flows through the elementwise ops to the next
+    // convolution without a copy.
     if (suggest_memory_format(w) == MemoryFormat::ChannelsLast)
       x = rcuda::contiguous(x, MemoryFormat::ChannelsLast);
     ConvParams params;
