@@ -31,8 +31,9 @@ double seconds_since(Clock::time_point start) {
 int main(int argc, char** argv) {
   using namespace rcuda;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_onnx MODEL.onnx --name NAME [--device cuda] [--batch 1] "
-                         "[--iters 100] [--cuda-graph] [--tag fp32] [--benchmark]\n");
+    std::fprintf(stderr,
+                 "usage: bench_onnx MODEL.onnx --name NAME [--device cuda] [--batch 1] "
+                 "[--iters 100] [--cuda-graph] [--tag fp32] [--benchmark]\n");
     return 2;
   }
   std::string path = argv[1], name = "model", tag = "fp32";
@@ -44,13 +45,20 @@ int main(int argc, char** argv) {
   for (int a = 2; a < argc; ++a) {
     const std::string arg = argv[a];
     auto next = [&] { return std::string(a + 1 < argc ? argv[++a] : ""); };
-    if (arg == "--device") device = Device::parse(next());
-    else if (arg == "--name") name = next();
-    else if (arg == "--tag") tag = next();
-    else if (arg == "--batch") batch = std::stoll(next());
-    else if (arg == "--iters") iters = std::stoi(next());
-    else if (arg == "--cuda-graph") graph = true;
-    else if (arg == "--benchmark") benchmark = true;
+    if (arg == "--device")
+      device = Device::parse(next());
+    else if (arg == "--name")
+      name = next();
+    else if (arg == "--tag")
+      tag = next();
+    else if (arg == "--batch")
+      batch = std::stoll(next());
+    else if (arg == "--iters")
+      iters = std::stoi(next());
+    else if (arg == "--cuda-graph")
+      graph = true;
+    else if (arg == "--benchmark")
+      benchmark = true;
     else if (arg == "--check") {
       check_input = next();
       check_output = next();
@@ -70,8 +78,8 @@ int main(int argc, char** argv) {
     const Tensor in = to(io::load_onnx_tensor(check_input), model.inputs().at(0).dtype);
     const Tensor got = to(to(model.run({in})[0], Device()), DType::Float64);
     const Tensor want = to(io::load_onnx_tensor(check_output), DType::Float64);
-    const double err = item(max(abs(sub(got, want)))).to_double() /
-                       item(max(abs(want))).to_double();
+    const double err =
+        item(max(abs(sub(got, want)))).to_double() / item(max(abs(want))).to_double();
     std::printf("%s_%s_max_rel_error: %.3g\n", name.c_str(), tag.c_str(), err);
   }
 
@@ -92,7 +100,8 @@ int main(int argc, char** argv) {
   const double per_run = seconds_since(start) / iters;
   const std::string mode = device.is_cpu() ? "cpu" : graph ? "graph" : "eager";
   for (const auto& c : model.captures())
-    if (!c.error.empty()) std::fprintf(stderr, "capture of %s failed: %s\n", c.signature.c_str(), c.error.c_str());
+    if (!c.error.empty())
+      std::fprintf(stderr, "capture of %s failed: %s\n", c.signature.c_str(), c.error.c_str());
   std::printf("%s_load_ms: %.2f\n", name.c_str(), load_ms);
   std::printf("%s_b%lld_%s_%s_img_per_s: %.1f\n", name.c_str(), static_cast<long long>(batch),
               tag.c_str(), mode.c_str(), static_cast<double>(batch) / per_run);

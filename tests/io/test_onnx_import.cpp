@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "rcuda/autograd/api.h"
@@ -74,8 +74,7 @@ class PyTorchModels : public testing::TestWithParam<Fixture> {
     const std::string base = kModels + f.model;
     io::OnnxLoadOptions options;
     options.device = device;
-    const io::OnnxModel model =
-        io::OnnxModel::load(base + "_" + f.exporter + ".onnx", options);
+    const io::OnnxModel model = io::OnnxModel::load(base + "_" + f.exporter + ".onnx", options);
     const Tensor input = io::load_onnx_tensor(base + "_input_0.pb");
     const Tensor expected = io::load_onnx_tensor(base + "_output_0.pb");
     const std::vector<Tensor> out = model.run({input});
@@ -95,17 +94,14 @@ TEST_P(PyTorchModels, MatchPyTorchOnCuda) {
   check_on(kCuda);
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxImport, PyTorchModels,
-                         testing::Values(Fixture{"mlp", "torchscript"}, Fixture{"mlp", "dynamo"},
-                                         Fixture{"mlp_f64", "torchscript"},
-                                         Fixture{"mlp_f64", "dynamo"},
-                                         Fixture{"resnet18", "torchscript"},
-                                         Fixture{"resnet18", "dynamo"},
-                                         Fixture{"lstm_lm", "torchscript"},
-                                         Fixture{"lstm_lm", "dynamo"},
-                                         Fixture{"transformer", "torchscript"},
-                                         Fixture{"transformer", "dynamo"}),
-                         fixture_name);
+INSTANTIATE_TEST_SUITE_P(
+    OnnxImport, PyTorchModels,
+    testing::Values(Fixture{"mlp", "torchscript"}, Fixture{"mlp", "dynamo"},
+                    Fixture{"mlp_f64", "torchscript"}, Fixture{"mlp_f64", "dynamo"},
+                    Fixture{"resnet18", "torchscript"}, Fixture{"resnet18", "dynamo"},
+                    Fixture{"lstm_lm", "torchscript"}, Fixture{"lstm_lm", "dynamo"},
+                    Fixture{"transformer", "torchscript"}, Fixture{"transformer", "dynamo"}),
+    fixture_name);
 
 // The exported models' symbolic dims: another batch size runs, and PyTorch's first rows are
 // the rows of the same inputs in a bigger batch.
@@ -139,9 +135,9 @@ TEST(OnnxImport, RoundTripIsBitwiseOnTheCpu) {
     h = sigmoid(nn::linear(h, w3, b3));
     return std::vector<Tensor>{softmax(h, 1)};
   };
-  const graph::NamedTensors params = {{"w1", w1},   {"b1", b1},     {"mean", mean}, {"var", var},
-                                      {"gamma", gamma}, {"beta", beta}, {"w2", w2}, {"b2", b2},
-                                      {"ln_w", ln_w}, {"ln_b", ln_b}, {"w3", w3},   {"b3", b3}};
+  const graph::NamedTensors params = {
+      {"w1", w1}, {"b1", b1}, {"mean", mean}, {"var", var},   {"gamma", gamma}, {"beta", beta},
+      {"w2", w2}, {"b2", b2}, {"ln_w", ln_w}, {"ln_b", ln_b}, {"w3", w3},       {"b3", b3}};
   const graph::Graph g = graph::trace(forward, {randn({2, 3, 8, 8})}, params);
   io::OnnxExportOptions options;
   options.dynamic_axes = {{"input", {{0, "batch"}}}, {"output", {{0, "batch"}}}};
@@ -271,8 +267,9 @@ TEST(OnnxImportErrors, WrongInputs) {
   const std::string size = error_message([&] { model.run({randn({2, 3, 30, 32})}); });
   EXPECT_NE(size.find("[2, 3, 30, 32]"), std::string::npos) << size;
   EXPECT_NE(size.find("[batch, 3, 32, 32]"), std::string::npos) << size;
-  const std::string dtype =
-      error_message([&] { model.run({randn({2, 3, 32, 32}, TensorOptions(DType::Float64))}); });
+  const std::string dtype = error_message([&] {
+    model.run({randn({2, 3, 32, 32}, TensorOptions(DType::Float64))});
+  });
   EXPECT_NE(dtype.find("float64"), std::string::npos) << dtype;
   EXPECT_NE(dtype.find("float32"), std::string::npos) << dtype;
   const std::string count = error_message([&] { model.run({}); });
@@ -372,7 +369,8 @@ TEST(OnnxImport, CudaGraphReplayMatchesEagerRuns) {
   const io::OnnxModel model = io::OnnxModel::load(kModels + "resnet18_torchscript.onnx", options);
   io::OnnxLoadOptions eager_options;
   eager_options.device = kCuda;
-  const io::OnnxModel eager = io::OnnxModel::load(kModels + "resnet18_torchscript.onnx", eager_options);
+  const io::OnnxModel eager =
+      io::OnnxModel::load(kModels + "resnet18_torchscript.onnx", eager_options);
   for (int round = 0; round < 3; ++round) {
     for (int64_t batch : {1, 2}) {
       const Tensor x = randn({batch, 3, 32, 32}, TensorOptions(DType::Float32, kCuda));

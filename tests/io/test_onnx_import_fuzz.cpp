@@ -37,7 +37,8 @@ void load_and_run(const std::string& bytes, const Tensor& input, const std::stri
     }
     if (model.inputs().size() == 1 && model.inputs()[0].has_shape) {
       Shape shape;
-      for (int64_t d : model.inputs()[0].dims) shape.push_back(d < 0 ? 2 : std::min<int64_t>(d, 64));
+      for (int64_t d : model.inputs()[0].dims)
+        shape.push_back(d < 0 ? 2 : std::min<int64_t>(d, 64));
       try {
         model.run({zeros(shape, TensorOptions(model.inputs()[0].dtype))});
       } catch (const Error&) {
@@ -71,12 +72,15 @@ std::string mutate_bytes(std::string bytes, std::mt19937_64& rng) {
 void mutate_fields(onnx::ModelProto& m, std::mt19937_64& rng,
                    const std::vector<std::string>& op_types) {
   onnx::GraphProto* g = m.mutable_graph();
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(std::max(n, 1))); };
+  auto pick = [&](int n) {
+    return static_cast<int>(rng() % static_cast<uint64_t>(std::max(n, 1)));
+  };
   auto small = [&] { return static_cast<int64_t>(rng() % 45) - 4; };
   onnx::NodeProto* node = g->node_size() ? g->mutable_node(pick(g->node_size())) : nullptr;
   switch (rng() % 9) {
     case 0:
-      if (node) node->set_op_type(op_types[static_cast<size_t>(pick(static_cast<int>(op_types.size())))]);
+      if (node)
+        node->set_op_type(op_types[static_cast<size_t>(pick(static_cast<int>(op_types.size())))]);
       break;
     case 1:  // an attribute's numbers
       if (node && node->attribute_size()) {
@@ -103,8 +107,10 @@ void mutate_fields(onnx::ModelProto& m, std::mt19937_64& rng,
     case 4:  // an initializer's shape
       if (g->initializer_size()) {
         onnx::TensorProto* t = g->mutable_initializer(pick(g->initializer_size()));
-        if (t->dims_size()) t->set_dims(pick(t->dims_size()), small());
-        else t->add_dims(small());
+        if (t->dims_size())
+          t->set_dims(pick(t->dims_size()), small());
+        else
+          t->add_dims(small());
       }
       break;
     case 5:  // an initializer's element type

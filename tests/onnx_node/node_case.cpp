@@ -56,14 +56,13 @@ std::string compare(const Tensor& got, const Tensor& expected, const std::string
     return what + ": dtype " + dtype_name(got.dtype()) + ", expected " +
            dtype_name(expected.dtype());
   if (got.shape() != expected.shape())
-    return what + ": shape " + shape_str(got.shape()) + ", expected " +
-           shape_str(expected.shape());
+    return what + ": shape " + shape_str(got.shape()) + ", expected " + shape_str(expected.shape());
   const std::vector<double> a = host_doubles(got);
   const std::vector<double> e = host_doubles(expected);
   const bool exact = !is_floating(expected.dtype());
   for (size_t k = 0; k < e.size(); ++k) {
-    const bool ok = std::isnan(e[k]) ? std::isnan(a[k])
-                    : exact          ? a[k] == e[k]
+    const bool ok = std::isnan(e[k])   ? std::isnan(a[k])
+                    : exact            ? a[k] == e[k]
                     : std::isinf(e[k]) ? a[k] == e[k]
                                        : std::fabs(a[k] - e[k]) <= 1e-7 + 1e-3 * std::fabs(e[k]);
     if (!ok) {
@@ -126,7 +125,8 @@ CaseResult run_case(const std::string& dir, const std::string& name, Device devi
   for (const onnx::NodeProto& n : proto.graph().node()) ops.insert(n.op_type());
   r.op_types.assign(ops.begin(), ops.end());
   for (const auto& v : proto.graph().input()) r.tensor_io = r.tensor_io && numeric_tensor(v.type());
-  for (const auto& v : proto.graph().output()) r.tensor_io = r.tensor_io && numeric_tensor(v.type());
+  for (const auto& v : proto.graph().output())
+    r.tensor_io = r.tensor_io && numeric_tensor(v.type());
 
   std::unique_ptr<io::OnnxModel> model;
   try {
@@ -189,7 +189,7 @@ std::string report(const std::vector<CaseResult>& results) {
     for (const std::string& op : r.op_types) {
       if (op == "Constant" && r.op_types.size() > 1) continue;
       Counts& c = by_op[op];
-      (r.outcome == Outcome::Passed ? c.passed
+      (r.outcome == Outcome::Passed   ? c.passed
        : r.outcome == Outcome::Failed ? c.failed
                                       : c.unsupported)++;
     }
@@ -205,7 +205,8 @@ std::string report(const std::vector<CaseResult>& results) {
   for (const auto& [op, c] : by_op)
     s << "| " << op << " | " << (supported_set.count(op) ? "yes" : "no") << " | " << c.passed
       << " | " << c.failed << " | " << c.unsupported << " |\n";
-  s << "\n" << results.size() << " cases; " << tensor_cases
+  s << "\n"
+    << results.size() << " cases; " << tensor_cases
     << " with numeric or bool tensor inputs and outputs, of which " << covered
     << " use only supported operators (" << (tensor_cases ? 100.0 * covered / tensor_cases : 0)
     << "%) and " << passed << " pass (" << (tensor_cases ? 100.0 * passed / tensor_cases : 0)

@@ -16,7 +16,7 @@ struct CaseResult {
   std::string name;                   // "test_abs"
   std::vector<std::string> op_types;  // the model's op types, sorted, once each
   Outcome outcome = Outcome::Failed;
-  std::string message;  // why it failed or is unsupported ("" when passed)
+  std::string message;    // why it failed or is unsupported ("" when passed)
   bool tensor_io = true;  // every input and output a tensor of a numeric or bool type
 };
 

@@ -1,6 +1,6 @@
-// onnx_node_runner [--device cuda] [--report FILE] [--failures-only] [--list-ops] [case-prefix ...]: runs
-// ONNX's backend node tests on rcuda and prints one line per case; with --report, writes the
-// per-operator table (docs/onnx.md quotes it).
+// onnx_node_runner [--device cuda] [--report FILE] [--failures-only] [--list-ops] [case-prefix
+// ...]: runs ONNX's backend node tests on rcuda and prints one line per case; with --report, writes
+// the per-operator table (docs/onnx.md quotes it).
 #include <cstring>
 #include <fstream>
 #include <iostream>

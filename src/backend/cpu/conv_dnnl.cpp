@@ -135,8 +135,8 @@ ConvPrimitive make_primitive(ConvPass pass, const ConvOperands& t, const ConvArg
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const dnnl::convolution_forward::desc forward_desc(
       inference_only(pass) ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training,
-      dnnl::algorithm::convolution_direct, image, weight,
-      memory::desc(), result, strides, dilates, padding, padding);
+      dnnl::algorithm::convolution_direct, image, weight, memory::desc(), result, strides, dilates,
+      padding, padding);
   const dnnl::convolution_forward::primitive_desc forward(forward_desc, attr, cpu_engine());
   switch (pass) {
     case ConvPass::Forward:

@@ -23,7 +23,8 @@ namespace {
 
 std::string signature_of(const std::vector<Tensor>& inputs) {
   std::string s;
-  for (const Tensor& t : inputs) s += std::string(dtype_name(t.dtype())) + shape_str(t.shape()) + ";";
+  for (const Tensor& t : inputs)
+    s += std::string(dtype_name(t.dtype())) + shape_str(t.shape()) + ";";
   return s;
 }
 

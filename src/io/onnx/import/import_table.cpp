@@ -36,10 +36,9 @@ const ImportOp* find_import_op(const std::string& op_type) {
 
 int op_version(const std::string& op_type, int64_t opset) {
   const auto& table = op_versions();
-  auto it = std::lower_bound(table.begin(), table.end(), op_type,
-                             [](const OpVersions& v, const std::string& name) {
-                               return std::string(v.op_type) < name;
-                             });
+  auto it = std::lower_bound(
+      table.begin(), table.end(), op_type,
+      [](const OpVersions& v, const std::string& name) { return std::string(v.op_type) < name; });
   if (it == table.end() || op_type != it->op_type) return -1;
   int version = 0;
   for (int since : it->since)

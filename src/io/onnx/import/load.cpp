@@ -11,9 +11,9 @@
 
 #include "io/onnx/import/import_table.h"
 #include "io/onnx/import/model_impl.h"
+#include "rcuda/autograd/api.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
-#include "rcuda/autograd/api.h"
 #include "rcuda/tensor/autograd_meta.h"
 #include "rcuda/tensor/memory_format.h"
 
@@ -130,14 +130,15 @@ std::vector<int> node_order(const onnx::GraphProto& g, const Names& known,
     ready.pop_back();
     order.push_back(n);
     // Users become ready in file order, so a sorted file keeps its order.
-    for (auto it = users[static_cast<size_t>(n)].rbegin(); it != users[static_cast<size_t>(n)].rend();
-         ++it)
+    for (auto it = users[static_cast<size_t>(n)].rbegin();
+         it != users[static_cast<size_t>(n)].rend(); ++it)
       if (--waiting[static_cast<size_t>(*it)] == 0) ready.push_back(*it);
   }
   if (static_cast<int>(order.size()) < g.node_size()) {
     std::string cycle;
     for (int n = 0; n < g.node_size(); ++n)
-      if (waiting[static_cast<size_t>(n)] > 0) cycle += (cycle.empty() ? "" : ", ") + node_label(g.node(n), n);
+      if (waiting[static_cast<size_t>(n)] > 0)
+        cycle += (cycle.empty() ? "" : ", ") + node_label(g.node(n), n);
     throw ValueError(file + ": the graph has a cycle through " + cycle);
   }
   return order;
@@ -181,10 +182,10 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
   for (int n : order) {
     const onnx::NodeProto& proto = g.node(n);
     for (const onnx::AttributeProto& a : proto.attribute())
-      RCUDA_CHECK(a.type() != onnx::AttributeProto::GRAPH &&
-                      a.type() != onnx::AttributeProto::GRAPHS,
-                  ValueError, m.name, ": ", node_label(proto, n),
-                  ": subgraphs (If, Loop, Scan) are not supported by rcuda's ONNX import");
+      RCUDA_CHECK(
+          a.type() != onnx::AttributeProto::GRAPH && a.type() != onnx::AttributeProto::GRAPHS,
+          ValueError, m.name, ": ", node_label(proto, n),
+          ": subgraphs (If, Loop, Scan) are not supported by rcuda's ONNX import");
     Impl::Node node;
     node.op_type = proto.op_type();
     node.name = proto.name();
@@ -198,16 +199,17 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
     for (const std::string& in : proto.input()) {
       const int id = in.empty() ? -1 : names.find(in);
       node.inputs.push_back(id);
-      const bool known = id >= 0 && (m.values[static_cast<size_t>(id)].kind == Impl::Kind::Initializer ||
-                                     m.values[static_cast<size_t>(id)].kind == Impl::Kind::Constant);
+      const bool known =
+          id >= 0 && (m.values[static_cast<size_t>(id)].kind == Impl::Kind::Initializer ||
+                      m.values[static_cast<size_t>(id)].kind == Impl::Kind::Constant);
       constants.push_back(known ? &m.values[static_cast<size_t>(id)].tensor : nullptr);
     }
     NodeReader reader(proto, node.version, node.where, constants);
     ++counts[proto.op_type()];
     if (counts[proto.op_type()] == 1) m.op_counts.emplace_back(proto.op_type(), 0);
     if (proto.op_type() == "Constant") {
-      RCUDA_CHECK(proto.output_size() == 1, ValueError, node.where, ": has ",
-                  proto.output_size(), " outputs, expected 1");
+      RCUDA_CHECK(proto.output_size() == 1, ValueError, node.where, ": has ", proto.output_size(),
+                  " outputs, expected 1");
       const int id = names.define(proto.output(0), Impl::Kind::Constant, node.where);
       m.values[static_cast<size_t>(id)].tensor = place(constant_value(reader), m.device);
       continue;
@@ -216,13 +218,14 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
     if (op == nullptr) reader.unsupported("the operator " + proto.op_type());
     if (node.version < op->min_version)
       reader.unsupported("version " + std::to_string(node.version) + " of " + proto.op_type() +
-                         " (the model's opset " + std::to_string(m.opset) + "; rcuda runs version " +
-                         std::to_string(op->min_version) + " and later)");
+                         " (the model's opset " + std::to_string(m.opset) +
+                         "; rcuda runs version " + std::to_string(op->min_version) + " and later)");
     check_arity(proto, node.version, node.where);
     node.kernel = op->make(reader);
     node.host_inputs = reader.host_inputs();
     for (const std::string& out : proto.output())
-      node.outputs.push_back(out.empty() ? -1 : names.define(out, Impl::Kind::NodeOutput, node.where));
+      node.outputs.push_back(out.empty() ? -1
+                                         : names.define(out, Impl::Kind::NodeOutput, node.where));
     m.nodes.push_back(std::move(node));
   }
   for (auto& [op, count] : m.op_counts) count = counts[op];

@@ -30,9 +30,7 @@ const std::string& OnnxModel::name() const { return impl_->name; }
 std::string OnnxModel::producer() const { return impl_->producer; }
 Device OnnxModel::device() const { return impl_->device; }
 
-std::vector<std::pair<std::string, int>> OnnxModel::op_counts() const {
-  return impl_->op_counts;
-}
+std::vector<std::pair<std::string, int>> OnnxModel::op_counts() const { return impl_->op_counts; }
 
 std::vector<std::pair<std::string, Tensor>> OnnxModel::initializers() const {
   std::vector<std::pair<std::string, Tensor>> out;

@@ -19,17 +19,17 @@ struct OnnxModel::Impl {
   struct Value {
     std::string name;
     Kind kind = Kind::NodeOutput;
-    Tensor tensor;         // Initializer and Constant: the value, on the device it lives on
-    int last_use = -1;     // the last node that reads it (its tensor is dropped after that)
+    Tensor tensor;      // Initializer and Constant: the value, on the device it lives on
+    int last_use = -1;  // the last node that reads it (its tensor is dropped after that)
     bool is_output = false;
   };
 
   struct Node {
     std::string op_type, name;
     int version = 0;
-    std::string where;          // "model.onnx: node 'conv1' (Conv)"
-    std::vector<int> inputs;    // value ids; -1 for an absent optional input
-    std::vector<int> outputs;   // value ids; -1 for an output the model does not name
+    std::string where;         // "model.onnx: node 'conv1' (Conv)"
+    std::vector<int> inputs;   // value ids; -1 for an absent optional input
+    std::vector<int> outputs;  // value ids; -1 for an output the model does not name
     std::vector<bool> host_inputs;
     onnx_import::Kernel kernel;
   };
@@ -39,7 +39,7 @@ struct OnnxModel::Impl {
   int64_t opset = 0;
   Device device;
   std::vector<Value> values;
-  std::vector<Node> nodes;                // in an order where each runs after its inputs' makers
+  std::vector<Node> nodes;                 // in an order where each runs after its inputs' makers
   std::vector<int> input_ids, output_ids;  // value ids
   std::vector<OnnxValueInfo> inputs, outputs;
   std::vector<std::pair<std::string, int>> op_counts;
@@ -61,9 +61,7 @@ struct OnnxModel::Impl {
 
   // Whether a tensor of this dtype and size stays on the CPU whatever the model's device (Note
   // [Values read on the host] in kernel.h): small integer tensors, the shapes and axes.
-  static bool stays_on_host(const Tensor& t) {
-    return !is_floating(t.dtype()) && t.numel() <= 64;
-  }
+  static bool stays_on_host(const Tensor& t) { return !is_floating(t.dtype()) && t.numel() <= 64; }
 };
 
 }  // namespace rcuda::io

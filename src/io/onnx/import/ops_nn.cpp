@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "io/onnx/import/ops_nn.h"
-#include "rcuda/tensor/memory_format.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/nn/layers.h"
 #include "rcuda/nn/resample.h"
+#include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::io::onnx_import::nn {
 

@@ -95,8 +95,8 @@ struct MaxPoolResult {
 
 // With want_indices false, the pools without indices: their backends' fastest kernels (oneDNN
 // on the CPU, cuDNN on CUDA) do not make indices.
-MaxPoolResult rcuda_max_pool(const Tensor& x, const ResolvedWindow& r, bool padded,
-                             bool ceil_mode, bool want_indices) {
+MaxPoolResult rcuda_max_pool(const Tensor& x, const ResolvedWindow& r, bool padded, bool ceil_mode,
+                             bool want_indices) {
   std::vector<int64_t> padding = padded ? r.begin : std::vector<int64_t>(r.begin.size(), 0);
   if (!want_indices) {
     if (r.kernel.size() == 1)

@@ -79,7 +79,8 @@ std::vector<Tensor> OnnxModel::run(const std::vector<Tensor>& inputs) const {
 std::vector<Tensor> OnnxModel::Impl::run_nodes(const std::vector<Tensor>& inputs) const {
   const Impl& m = *this;
   std::vector<Tensor> values(m.values.size());
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(m.input_ids[i])] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i)
+    values[static_cast<size_t>(m.input_ids[i])] = inputs[i];
   for (size_t v = 0; v < m.values.size(); ++v)
     if (m.values[v].kind == Impl::Kind::Initializer || m.values[v].kind == Impl::Kind::Constant)
       values[v] = m.values[v].tensor;
@@ -98,7 +99,8 @@ std::vector<Tensor> OnnxModel::Impl::run_nodes(const std::vector<Tensor>& inputs
     }
     const Device dev = meeting_device(node, in);
     for (size_t i = 0; i < in.size(); ++i)
-      if (in[i].defined() && !node.host_inputs[i] && in[i].device() != dev) in[i] = rcuda::to(in[i], dev);
+      if (in[i].defined() && !node.host_inputs[i] && in[i].device() != dev)
+        in[i] = rcuda::to(in[i], dev);
     std::vector<Tensor> out;
     try {
       out = node.kernel(in, ctx);
