@@ -241,10 +241,16 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
 // batch 64 went from 0.90 to 1.22 of PyTorch's speed in float32 and from 0.70 to 0.95 in
 // float16. On the CPU, oneDNN computes in its blocked layout either way (the same results, to
 // the bit) and reorders NHWC activations into it faster than NCHW ones: batch 64 went from 48
-// to 56 img/s on two cores. RCUDA_ONNX_CHANNELS_LAST=0 keeps the file's layout.
+// to 56 img/s on two cores. But the CPU's batch norm, pools and elementwise loops on NHWC
+// tensors sum and round in another order than on NCHW ones, so a model that rcuda exported
+// (producer "rcuda") keeps NCHW on the CPU: it was traced in that layout, and loaded back it
+// gives rcuda's own outputs to the bit. RCUDA_ONNX_CHANNELS_LAST=0 keeps the file's layout
+// everywhere, =1 lays out rcuda's own exports too.
 void OnnxModel::Impl::lay_out_for_device() {
   const char* env = std::getenv("RCUDA_ONNX_CHANNELS_LAST");
-  if (env != nullptr && std::string(env) == "0") return;
+  const std::string choice = env != nullptr ? env : "";
+  if (choice == "0") return;
+  if (device.is_cpu() && producer.rfind("rcuda", 0) == 0 && choice != "1") return;
   NoGradGuard no_grad;
   for (const Node& node : nodes) {
     if (node.op_type != "Conv" || node.inputs.size() < 2 || node.inputs[1] < 0) continue;
