@@ -30,6 +30,11 @@ onnx_module <- nn_module(
     self$opset <- .Call(rc_onnx_info, ptr, "opset")
     self$ops <- .Call(rc_onnx_info, ptr, "ops")
     self$producer <- .Call(rc_onnx_info, ptr, "producer")
+    self$metadata <- .Call(rc_onnx_info, ptr, "metadata")
+    # Index inputs that the exported R module took 1-based (onnx_export writes them 0-based and
+    # names them here): the loaded model takes them 1-based too.
+    one_based <- self$metadata["rcuda.one_based_inputs"]
+    self$.one_based <- if (is.na(one_based)) character() else strsplit(one_based, ",")[[1]]
     params <- .Call(rc_onnx_info, ptr, "parameters")
     for (name in names(params)) {
       self$register_parameter(name, params[[name]])
@@ -57,6 +62,9 @@ onnx_module <- nn_module(
       if (!is_torch_tensor(args[[i]])) {
         args[[i]] <- torch_tensor(args[[i]], dtype = inputs[[i]]$dtype)
       }
+    }
+    for (i in seq_along(args)) {
+      if (inputs[[i]]$name %in% self$.one_based) args[[i]] <- args[[i]] - 1L
     }
     out <- .Call(rc_onnx_run, self$.onnx, unname(args))
     if (length(out) == 1) return(out[[1]])

@@ -20,6 +20,7 @@ io::OnnxModel& model_of(SEXP ptr) {
 }
 
 SEXP named_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  if (tensors.empty()) return Rf_allocVector(VECSXP, 0);  // cpp11 cannot name an empty list
   cpp11::writable::list out(static_cast<R_xlen_t>(tensors.size()));
   cpp11::writable::strings names(static_cast<R_xlen_t>(tensors.size()));
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -78,7 +79,7 @@ extern "C" SEXP rc_onnx_run(SEXP ptr, SEXP inputs) {
 }
 
 // what: "summary", "inputs", "outputs", "opset", "ops" (named integer counts), "parameters",
-// "initializers", "device", "producer", "captures".
+// "initializers", "device", "producer", "metadata" (named strings), "captures".
 extern "C" SEXP rc_onnx_info(SEXP ptr, SEXP what) {
   RCUDA_BEGIN
   const io::OnnxModel& m = model_of(ptr);
@@ -89,9 +90,20 @@ extern "C" SEXP rc_onnx_info(SEXP ptr, SEXP what) {
   if (w == "opset") return Rf_ScalarInteger(static_cast<int>(m.opset()));
   if (w == "device") return cpp11::as_sexp(m.device().str());
   if (w == "producer") return cpp11::as_sexp(m.producer());
+  if (w == "metadata") {
+    if (m.metadata().empty()) return Rf_allocVector(STRSXP, 0);
+    cpp11::writable::strings values, keys;
+    for (const auto& [key, value] : m.metadata()) {
+      keys.push_back(key);
+      values.push_back(value);
+    }
+    values.names() = keys;
+    return values;
+  }
   if (w == "parameters") return named_tensors(m.parameters());
   if (w == "initializers") return named_tensors(m.initializers());
   if (w == "ops") {
+    if (m.op_counts().empty()) return Rf_allocVector(INTSXP, 0);
     cpp11::writable::integers counts;
     cpp11::writable::strings names;
     for (const auto& [op, n] : m.op_counts()) {
@@ -102,6 +114,7 @@ extern "C" SEXP rc_onnx_info(SEXP ptr, SEXP what) {
     return counts;
   }
   if (w == "captures") {
+    if (m.captures().empty()) return Rf_allocVector(STRSXP, 0);
     cpp11::writable::strings errors;
     cpp11::writable::strings names;
     for (const io::OnnxModel::Capture& c : m.captures()) {

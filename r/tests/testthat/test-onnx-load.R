@@ -32,6 +32,8 @@ test_that("a loaded model prints its inputs, outputs, opset and ops", {
   expect_equal(model$inputs[[1]]$dims, c(NA, NA, 32L))
   expect_equal(unname(model$ops["Gemm"]), 2L)
   expect_true(inherits(model, "nn_module"))
+  expect_identical(model$captures(), character())  # nothing captured on the CPU
+  expect_identical(model$metadata, character())  # PyTorch's export writes none
 })
 
 test_that("rcuda's export loads back and gives the same outputs bitwise, several outputs by name", {
@@ -62,6 +64,27 @@ test_that("rcuda's export loads back and gives the same outputs bitwise, several
   expect_identical(as.array(loaded$probs), as.array(ours$probs))
   # Named arguments follow the model's input names; an R array becomes a tensor of its dtype.
   expect_identical(as.array(model(image = as.array(x))$logits), as.array(ours$logits))
+})
+
+test_that("an exported embedding model loads back taking R's 1-based indices", {
+  net <- nn_module(
+    initialize = function() {
+      self$embedding <- nn_embedding(12, 5)
+      self$fc <- nn_linear(5, 2)
+    },
+    forward = function(tokens) self$fc(self$embedding(tokens)$mean(dim = 2))
+  )()
+  path <- tempfile(fileext = ".onnx")
+  on.exit(unlink(path))
+  onnx_export(net, torch_randint(1, 13, c(3, 7), dtype = torch_long()), path,
+              input_names = "tokens", dynamic_axes = list(tokens = list("1" = "batch")))
+  model <- onnx_load(path)
+  expect_equal(unname(model$metadata["rcuda.one_based_inputs"]), "tokens")
+  fresh <- torch_randint(1, 13, c(4, 7), dtype = torch_long())
+  expect_identical(as.array(model(fresh)), as.array(net(fresh)))
+  # Index 12 is the last row: valid 1-based, out of range 0-based.
+  expect_identical(as.array(model(torch_full(c(1, 7), 12L, dtype = torch_long()))),
+                   as.array(net(torch_full(c(1, 7), 12L, dtype = torch_long()))))
 })
 
 test_that("an imported MLP fine-tunes as the same model built in R (float64)", {

@@ -129,6 +129,27 @@ void check(onnx::ModelProto& model, int opset) {
   }
 }
 
+// Inputs that R gave 1-based (indices shifted by index_from_one_based, which export takes off:
+// the file's inputs are 0-based) are named in the metadata entry "rcuda.one_based_inputs", so
+// that R's onnx_load takes them 1-based again, as the module that was exported did.
+void mark_one_based_inputs(const graph::Graph& g, const std::vector<std::string>& input_names,
+                           onnx::ModelProto* model) {
+  std::string names;
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    for (const graph::Node& node : g.nodes) {
+      const AttributeValue* shift = node.attrs.find("one_based_index");
+      if (shift == nullptr || !std::holds_alternative<bool>(*shift) || !std::get<bool>(*shift) ||
+          node.inputs.empty() || node.inputs[0] != g.inputs[i])
+        continue;
+      names += (names.empty() ? "" : ",") + input_names[i];
+      break;
+    }
+  if (names.empty()) return;
+  onnx::StringStringEntryProto* entry = model->add_metadata_props();
+  entry->set_key("rcuda.one_based_inputs");
+  entry->set_value(names);
+}
+
 onnx::ModelProto build_model(const graph::Graph& g, const OnnxExportOptions& o) {
   std::vector<std::string> inputs = o.input_names, outputs = o.output_names;
   if (inputs.empty())
@@ -148,6 +169,7 @@ onnx::ModelProto build_model(const graph::Graph& g, const OnnxExportOptions& o) 
 
   Builder b(g, o.opset_version, graph);
   add_inputs_and_initializers(g, o, inputs, b, graph);
+  mark_one_based_inputs(g, inputs, &model);
   // An output that a node makes takes the output's name; one that is an input, a parameter or
   // another output already is passed through an Identity.
   std::vector<bool> through_identity(g.outputs.size(), false);

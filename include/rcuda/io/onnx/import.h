@@ -66,6 +66,9 @@ class OnnxModel {
   int64_t opset() const;
   const std::string& name() const;  // the path or name it was loaded from
   std::string producer() const;     // "pytorch 2.11", or ""
+  // The model's metadata_props (key, value), as the file gives them. rcuda's export writes
+  // "rcuda.one_based_inputs": the inputs R gave 1-based (docs/onnx.md, "Indices").
+  const std::vector<std::pair<std::string, std::string>>& metadata() const;
   // How many nodes of each op type, in first-use order.
   std::vector<std::pair<std::string, int>> op_counts() const;
   // The floating-point initializers by name, as the leaf tensors the model reads: set

@@ -279,6 +279,8 @@ OnnxModel OnnxModel::load_bytes(const std::string& bytes, const std::string& nam
                 (model.producer_version().empty() ? "" : " " + model.producer_version());
   for (const onnx::OperatorSetIdProto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") m->opset = o.version();
+  for (const onnx::StringStringEntryProto& e : model.metadata_props())
+    m->metadata.emplace_back(e.key(), e.value());
   RCUDA_CHECK(model.has_graph(), FileError, name, ": has no graph");
   if (m->opset == 0) {
     std::string domains;

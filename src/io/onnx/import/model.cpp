@@ -29,6 +29,9 @@ int64_t OnnxModel::opset() const { return impl_->opset; }
 const std::string& OnnxModel::name() const { return impl_->name; }
 std::string OnnxModel::producer() const { return impl_->producer; }
 Device OnnxModel::device() const { return impl_->device; }
+const std::vector<std::pair<std::string, std::string>>& OnnxModel::metadata() const {
+  return impl_->metadata;
+}
 
 std::vector<std::pair<std::string, int>> OnnxModel::op_counts() const { return impl_->op_counts; }
 

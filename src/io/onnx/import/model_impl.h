@@ -36,6 +36,7 @@ struct OnnxModel::Impl {
 
   std::string name;  // the path, or the name given to load_bytes
   std::string producer;
+  std::vector<std::pair<std::string, std::string>> metadata;  // the model's metadata_props
   int64_t opset = 0;
   Device device;
   std::vector<Value> values;
