@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -115,6 +116,22 @@ TEST(OnnxImport, SymbolicBatchRunsAtOtherSizes) {
   const Tensor out = model.run({bigger})[0];
   ASSERT_EQ(out.shape(), (Shape{5, 10}));
   EXPECT_LE(relative_error(out.slice(0, 0, 2), expected), 1e-5);
+}
+
+// A loaded model is code over the public ops, so a trace of its run is a graph::Graph that
+// replays it (at the traced shapes), bitwise on the CPU.
+TEST(OnnxImport, ALoadedModelTracesIntoAGraph) {
+  const io::OnnxModel model = io::OnnxModel::load(kModels + "resnet18_torchscript.onnx");
+  graph::NamedTensors params;
+  for (const auto& p : model.initializers()) params.push_back(p);
+  const graph::Graph g = graph::trace(
+      [&](const std::vector<Tensor>& in) { return model.run(in); }, {randn({2, 3, 32, 32})},
+      params);
+  std::map<std::string, int> ops;
+  for (const auto& [op, n] : g.op_counts()) ops[op_name(op)] = n;
+  EXPECT_EQ(ops["conv2d"], 20) << g.to_string();
+  const Tensor x = randn({2, 3, 32, 32});
+  EXPECT_EQ(values(g.run({x})[0]), values(model.run({x})[0]));
 }
 
 // ---- round trip: rcuda's export, loaded back, gives rcuda's own outputs bitwise ------------
