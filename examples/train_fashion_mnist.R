@@ -86,6 +86,14 @@ example <- torch_zeros(1, 1, 28, 28, device = model$parameters[[1]]$device)
 onnx_export(model, example, onnx_path, input_names = "image", output_names = "logits",
             dynamic_axes = list(image = list("1" = "batch"), logits = list("1" = "batch")))
 cat("ONNX model:", onnx_path, "\n")
+# Loaded back onto rcuda's engine (onnx_load), the file gives the trained model's predictions.
+loaded <- onnx_load(onnx_path, device = device)
+model$eval()
+batch <- dataloader_next(dataloader_make_iter(test_dl))[[1]]$to(device = device)
+agree <- with_no_grad(mean(as.array(
+  (loaded(batch)$argmax(dim = 2) == model(batch)$argmax(dim = 2))$cpu())))
+cat(sprintf("ONNX model loaded back: %d ops, same predictions on %.0f%% of a test batch\n",
+            sum(loaded$ops), 100 * agree))
 png_path <- file.path(out_dir, "training-curves.png")
 # An R without its cairo or X11 libraries only warns that png() cannot open a device.
 unlink(png_path)
