@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -124,9 +124,8 @@ TEST(OnnxImport, ALoadedModelTracesIntoAGraph) {
   const io::OnnxModel model = io::OnnxModel::load(kModels + "resnet18_torchscript.onnx");
   graph::NamedTensors params;
   for (const auto& p : model.initializers()) params.push_back(p);
-  const graph::Graph g = graph::trace(
-      [&](const std::vector<Tensor>& in) { return model.run(in); }, {randn({2, 3, 32, 32})},
-      params);
+  const graph::Graph g = graph::trace([&](const std::vector<Tensor>& in) { return model.run(in); },
+                                      {randn({2, 3, 32, 32})}, params);
   std::map<std::string, int> ops;
   for (const auto& [op, n] : g.op_counts()) ops[op_name(op)] = n;
   EXPECT_EQ(ops["conv2d"], 20) << g.to_string();
