@@ -1,12 +1,14 @@
 // Host memory: 64-byte aligned, with the same statistics the CUDA pool keeps.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
-
-#include <sys/mman.h>
 #include <string>
 
 #include "rcuda/core/error.h"
@@ -29,6 +31,8 @@ class CpuAllocator final : public Allocator {
     void* ptr = huge ? take_kept(rounded) : nullptr;
     if (ptr == nullptr) {
       ptr = huge ? std::aligned_alloc(alignment, rounded) : aligned_from_malloc(rounded);
+      if (ptr == nullptr && release_kept() > 0)  // the kept blocks are the first to give back
+        ptr = huge ? std::aligned_alloc(alignment, rounded) : aligned_from_malloc(rounded);
       if (ptr != nullptr && huge) madvise(ptr, rounded, MADV_HUGEPAGE);
     }
     if (ptr == nullptr) {
@@ -76,10 +80,29 @@ class CpuAllocator final : public Allocator {
   // Note [Large host blocks kept]
   // A freed block of 32 MiB or more goes back to the system (glibc maps such blocks afresh), so
   // the next one costs a page fault per 2 MiB and the kernel zeroes every page: a fifth of a
-  // batch-64 ResNet-18 inference on the CPU. Freed large blocks are kept instead, up to
-  // kKeptBytes in all, and handed to the next request of the same rounded size (inference and
+  // batch-64 ResNet-18 inference on the CPU. Freed large blocks are kept instead, up to an eighth
+  // of the machine's memory and at most 4 GiB in all (a batch-64 ResNet-18 cycles through more
+  // than 1 GiB of them), and handed to the next request of the same rounded size (inference and
   // training loops ask for the same sizes every step); a request that finds none maps a new one,
-  // and a block that would pass the bound is freed.
+  // a block that would pass the bound is freed, and an allocation that fails frees the kept
+  // blocks and tries again.
+  size_t release_kept() {
+    std::multimap<size_t, void*> blocks;
+    {
+      std::lock_guard<std::mutex> lock(kept_mutex_);
+      blocks.swap(kept_);
+      kept_bytes_ = 0;
+    }
+    for (auto& [size, ptr] : blocks) std::free(ptr);
+    return blocks.size();
+  }
+
+  static size_t kept_bound() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t eighth = pages > 0 && page > 0 ? static_cast<size_t>(pages) * page / 8 : 0;
+    return std::min(eighth, size_t{4} << 30);
+  }
+
   void* take_kept(size_t rounded) {
     std::lock_guard<std::mutex> lock(kept_mutex_);
     auto it = kept_.find(rounded);
@@ -93,7 +116,7 @@ class CpuAllocator final : public Allocator {
   void keep_or_free(void* ptr, size_t rounded) {
     {
       std::lock_guard<std::mutex> lock(kept_mutex_);
-      if (kept_bytes_ + rounded <= kKeptBytes) {
+      if (kept_bytes_ + rounded <= kKeptBytes_) {
         kept_.emplace(rounded, ptr);
         kept_bytes_ += rounded;
         return;
@@ -124,7 +147,7 @@ class CpuAllocator final : public Allocator {
   // returned and faulted in again each time. So only blocks that glibc maps afresh anyway take
   // huge pages: with 8 MiB here, a fresh 16 MB add cost 2.1-2.9 ms on a 2-core VM, now 0.6.
   static constexpr size_t kHugePageThreshold = size_t{32} << 20;
-  static constexpr size_t kKeptBytes = size_t{1} << 30;
+  const size_t kKeptBytes_ = kept_bound();
   std::mutex kept_mutex_;
   std::multimap<size_t, void*> kept_;  // rounded size -> block
   std::atomic<size_t> kept_bytes_{0};
