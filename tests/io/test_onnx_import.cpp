@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "rcuda/autograd/api.h"
 #include "rcuda/io/onnx.h"
@@ -131,6 +132,25 @@ TEST(OnnxImport, ALoadedModelTracesIntoAGraph) {
   EXPECT_EQ(ops["conv2d"], 20) << g.to_string();
   const Tensor x = randn({2, 3, 32, 32});
   EXPECT_EQ(values(g.run({x})[0]), values(model.run({x})[0]));
+}
+
+// One model run from several threads at once (a server's instances share a loaded model):
+// every run gives the outputs a run alone gives.
+TEST(OnnxImport, ConcurrentRunsAgree) {
+  const io::OnnxModel model = io::OnnxModel::load(kModels + "transformer_dynamo.onnx");
+  std::vector<Tensor> inputs, alone;
+  for (int i = 0; i < 4; ++i) {
+    inputs.push_back(randn({i + 1, 6, 32}));
+    alone.push_back(model.run({inputs.back()})[0]);
+  }
+  std::vector<Tensor> together(inputs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    threads.emplace_back([&, i] {
+      for (int round = 0; round < 5; ++round) together[i] = model.run({inputs[i]})[0];
+    });
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(values(together[i]), values(alone[i]));
 }
 
 // ---- round trip: rcuda's export, loaded back, gives rcuda's own outputs bitwise ------------

@@ -55,7 +55,9 @@ class OnnxModel {
                               const std::string& folder, const OnnxLoadOptions& options = {});
 
   // Runs the model: one tensor per input, in the model's order (any device: moved to the
-  // model's); the outputs in the model's order. ValueError naming an input whose rank, dtype or
+  // model's); the outputs in the model's order. Several threads may run one model at once: a
+  // run keeps its values to itself and the kernels hold only what load read (CUDA-graph
+  // replays of one model take turns). ValueError naming an input whose rank, dtype or
   // fixed sizes differ from the file's (and the expected shape), or a symbolic dim given two
   // different sizes.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
