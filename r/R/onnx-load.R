@@ -60,7 +60,13 @@ onnx_module <- nn_module(
     # R arrays and vectors become tensors of the dtype the file declares.
     for (i in seq_along(args)) {
       if (!is_torch_tensor(args[[i]])) {
-        args[[i]] <- torch_tensor(args[[i]], dtype = inputs[[i]]$dtype)
+        args[[i]] <- tryCatch(
+          torch_tensor(args[[i]], dtype = inputs[[i]]$dtype),
+          error = function(e) {
+            value_error("onnx model: input '", inputs[[i]]$name, "' (", inputs[[i]]$dtype, " ",
+                        inputs[[i]]$shape, ") must be a tensor or an R array: ",
+                        conditionMessage(e))
+          })
       }
     }
     for (i in seq_along(args)) {

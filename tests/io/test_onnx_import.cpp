@@ -312,6 +312,15 @@ TEST(OnnxImportErrors, WrongInputs) {
   EXPECT_NE(count.find("takes 1 input"), std::string::npos) << count;
 }
 
+// A CUDA device this process cannot use is refused at load, naming the file.
+TEST(OnnxImportErrors, UnavailableDevice) {
+  io::OnnxLoadOptions options;
+  options.device = Device(DeviceType::CUDA, cuda::device_count());  // one past the last
+  const std::string e =
+      error_message([&] { io::OnnxModel::load(kModels + "mlp_torchscript.onnx", options); });
+  EXPECT_NE(e.find("mlp_torchscript.onnx: cannot load onto cuda:"), std::string::npos) << e;
+}
+
 // A node's error at run names the node: a Reshape to a size that does not fit.
 TEST(OnnxImportErrors, RunErrorsNameTheNode) {
   onnx::ModelProto m;

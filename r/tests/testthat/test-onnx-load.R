@@ -123,12 +123,17 @@ test_that("bad files and bad inputs are R errors naming the file, the node or th
   writeBin(bytes[seq_len(length(bytes) %/% 2)], bad)
   expect_error(onnx_load(bad), basename(bad), fixed = TRUE)
   expect_error(onnx_load(tempfile()), "no such file")
+  if (!cuda_is_available()) {
+    expect_error(onnx_load(fixture("mlp_torchscript.onnx"), device = "cuda"),
+                 "mlp_torchscript.onnx: cannot load onto cuda:0: no CUDA device")
+  }
 
   model <- onnx_load(fixture("transformer_torchscript.onnx"))
   expect_error(model(torch_randn(3, 10)), "input 'x'.*\\[batch, time, 32\\]")
   expect_error(model(torch_randn(3, 10, 31)), "\\[batch, time, 32\\]")
   expect_error(model(torch_randn(3, 10, 32, dtype = torch_float64())), "float64.*float32")
   expect_error(model(torch_randn(3, 10, 32), torch_randn(1)), "takes 1 input")
+  expect_error(model("text"), "input 'x' \\(float32 \\[batch, time, 32\\]\\) must be a tensor")
   # A size the export fixed at trace time (PyTorch's attention reshape) names the node.
   expect_error(model(torch_randn(3, 6, 32)), "node '.*' \\(Reshape\\)")
 })

@@ -12,6 +12,7 @@
 #include "io/onnx/import/import_table.h"
 #include "io/onnx/import/model_impl.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/backend/cuda.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 #include "rcuda/tensor/autograd_meta.h"
@@ -266,8 +267,18 @@ void OnnxModel::Impl::lay_out_for_device() {
   }
 }
 
+void check_device(Device device, const std::string& name) {
+  if (device.is_cpu()) return;
+  const int count = cuda::device_count();
+  RCUDA_CHECK(count > 0, DeviceError, name, ": cannot load onto ", device.str(),
+              ": no CUDA device (", cuda::unavailable_reason(), ")");
+  RCUDA_CHECK(device.index < count, DeviceError, name, ": cannot load onto ", device.str(),
+              ": there are ", count, " CUDA devices");
+}
+
 OnnxModel OnnxModel::load_bytes(const std::string& bytes, const std::string& name,
                                 const std::string& folder, const OnnxLoadOptions& options) {
+  check_device(options.device, name);
   onnx::ModelProto model;
   RCUDA_CHECK(model.ParseFromString(bytes), FileError, name,
               ": not an ONNX model (the protobuf does not parse: a truncated or corrupt file?)");

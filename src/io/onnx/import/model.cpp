@@ -50,6 +50,7 @@ std::vector<std::pair<std::string, Tensor>> OnnxModel::parameters() const {
 }
 
 void OnnxModel::to(Device device) {
+  check_device(device, impl_->name);
   rcuda::NoGradGuard no_grad;
   for (Impl::Value& v : impl_->values) {
     if (v.kind != Impl::Kind::Initializer && v.kind != Impl::Kind::Constant) continue;

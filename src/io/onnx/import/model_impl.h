@@ -13,6 +13,9 @@
 
 namespace rcuda::io {
 
+// DeviceError naming the model when `device` is a CUDA device this process cannot use.
+void check_device(Device device, const std::string& name);
+
 struct OnnxModel::Impl {
   enum class Kind : uint8_t { Input, Initializer, Constant, NodeOutput };
 
