@@ -126,6 +126,8 @@ const std::vector<ImportOp>& elementwise_ops();  // ops_elementwise.cpp
 const std::vector<ImportOp>& shape_ops();        // ops_shape.cpp
 const std::vector<ImportOp>& reduce_ops();       // ops_reduce.cpp
 const std::vector<ImportOp>& nn_ops();           // ops_nn.cpp
+const std::vector<ImportOp>& quantize_ops();     // ops_quantize.cpp
+const std::vector<ImportOp>& window_ops();       // ops_windows.cpp
 
 // ---- helpers for kernels (helpers.cpp) -----------------------------------------------------
 

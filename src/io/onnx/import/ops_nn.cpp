@@ -127,6 +127,8 @@ int64_t known_spatial_dims(NodeReader& node, const Window& window) {
   return 0;
 }
 
+}  // namespace
+
 // ---- Conv -----------------------------------------------------------------------------------
 
 // Pads become rcuda's symmetric padding plus zeros more at the end (padding_end_extra, as
@@ -178,6 +180,8 @@ Kernel make_conv(NodeReader& node) {
     return std::vector<Tensor>{rcuda::conv2d(x, w, bias, params)};
   };
 }
+
+namespace {
 
 // ---- ConvTranspose --------------------------------------------------------------------------
 

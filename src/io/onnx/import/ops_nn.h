@@ -32,7 +32,10 @@ struct Window {
   ResolvedWindow resolve(const std::vector<int64_t>& in, const std::vector<int64_t>& kernel) const;
 };
 
-// The make functions of each file (the table is nn_ops() in ops_nn.cpp).
+// The make functions of each file (the table is nn_ops() in ops_nn.cpp). make_conv's kernel
+// also runs the integer convolutions of ops_quantize.cpp (ConvInteger, QLinearConv), which share
+// Conv's attributes.
+Kernel make_conv(NodeReader& node);
 Kernel make_max_pool(NodeReader& node);
 Kernel make_average_pool(NodeReader& node);
 Kernel make_global_average_pool(NodeReader& node);
