@@ -26,8 +26,8 @@ const std::vector<OpVersions>& op_versions() {
 const ImportOp* find_import_op(const std::string& op_type) {
   static const std::map<std::string, const ImportOp*> by_name = [] {
     std::map<std::string, const ImportOp*> m;
-    for (const auto* family : {&elementwise_ops(), &shape_ops(), &reduce_ops(), &nn_ops(), &quantize_ops(),
-                                &window_ops()})
+    for (const auto* family : {&elementwise_ops(), &shape_ops(), &reduce_ops(), &nn_ops(),
+                               &quantize_ops(), &window_ops(), &unique_ops()})
       for (const ImportOp& op : *family) m.emplace(op.op_type, &op);
     return m;
   }();
@@ -49,8 +49,8 @@ int op_version(const std::string& op_type, int64_t opset) {
 
 std::vector<std::string> supported_op_types() {
   std::vector<std::string> names;
-  for (const auto* family : {&elementwise_ops(), &shape_ops(), &reduce_ops(), &nn_ops(), &quantize_ops(),
-                                &window_ops()})
+  for (const auto* family : {&elementwise_ops(), &shape_ops(), &reduce_ops(), &nn_ops(),
+                             &quantize_ops(), &window_ops(), &unique_ops()})
     for (const ImportOp& op : *family) names.emplace_back(op.op_type);
   names.emplace_back("Constant");  // evaluated at load (model.cpp)
   std::sort(names.begin(), names.end());

@@ -128,6 +128,7 @@ const std::vector<ImportOp>& reduce_ops();       // ops_reduce.cpp
 const std::vector<ImportOp>& nn_ops();           // ops_nn.cpp
 const std::vector<ImportOp>& quantize_ops();     // ops_quantize.cpp
 const std::vector<ImportOp>& window_ops();       // ops_windows.cpp
+const std::vector<ImportOp>& unique_ops();       // ops_unique.cpp
 
 // ---- helpers for kernels (helpers.cpp) -----------------------------------------------------
 
