@@ -433,6 +433,39 @@ SEXP wrap(Tensor t) {
 
 bool is_tensor(SEXP x) { return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "rcuda_tensor"); }
 
+SEXP wrap_tensors(const std::vector<Tensor>& tensors) {
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, static_cast<R_xlen_t>(tensors.size())));
+  for (size_t i = 0; i < tensors.size(); ++i)
+    SET_VECTOR_ELT(out, static_cast<R_xlen_t>(i), wrap(tensors[i]));
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP wrap_named_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  std::vector<Tensor> values;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, static_cast<R_xlen_t>(tensors.size())));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    values.push_back(tensors[i].second);
+    SET_STRING_ELT(names, static_cast<R_xlen_t>(i), Rf_mkCharCE(tensors[i].first.c_str(), CE_UTF8));
+  }
+  SEXP out = PROTECT(wrap_tensors(values));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+std::vector<Tensor> unwrap_tensors(SEXP list, const std::string& op, const char* what) {
+  RCUDA_CHECK(TYPEOF(list) == VECSXP, ValueError, op, ": ", what, " must be a list of tensors");
+  std::vector<Tensor> out;
+  for (R_xlen_t i = 0; i < Rf_xlength(list); ++i) {
+    SEXP t = VECTOR_ELT(list, i);
+    RCUDA_CHECK(is_tensor(t), ValueError, op, ": ", what, " ", i + 1, " is not a tensor (got an R ",
+                Rf_type2char(TYPEOF(t)), ")");
+    out.push_back(unwrap(t));
+  }
+  return out;
+}
+
 const Tensor& unwrap(SEXP x) {
   if (!is_tensor(x))
     throw ValueError("expected an rcuda_tensor, got an R " + std::string(Rf_type2char(TYPEOF(x))));

@@ -21,28 +21,10 @@ graph::Graph& graph_of(SEXP ptr) {
       "back?); trace it again");
 }
 
-std::vector<Tensor> tensor_list(SEXP list, const char* op, const char* what) {
-  RCUDA_CHECK(TYPEOF(list) == VECSXP, ValueError, op, ": ", what, " must be a list of tensors");
-  std::vector<Tensor> out;
-  for (R_xlen_t i = 0; i < Rf_xlength(list); ++i) {
-    SEXP t = VECTOR_ELT(list, i);
-    RCUDA_CHECK(is_tensor(t), ValueError, op, ": ", what, " ", i + 1, " is not a tensor (got an R ",
-                Rf_type2char(TYPEOF(t)), ")");
-    out.push_back(unwrap(t));
-  }
-  return out;
-}
-
 std::vector<std::string> strings(SEXP x) {
   std::vector<std::string> out;
   if (Rf_isNull(x)) return out;
   for (R_xlen_t i = 0; i < Rf_xlength(x); ++i) out.emplace_back(CHAR(STRING_ELT(x, i)));
-  return out;
-}
-
-SEXP tensors_to_list(const std::vector<Tensor>& ts) {
-  cpp11::writable::list out(static_cast<R_xlen_t>(ts.size()));
-  for (size_t i = 0; i < ts.size(); ++i) out[static_cast<R_xlen_t>(i)] = wrap(ts[i]);
   return out;
 }
 
@@ -62,8 +44,8 @@ extern "C" SEXP rc_trace_begin(SEXP inputs, SEXP names, SEXP parameters, SEXP in
       return TYPEOF(path) == STRSXP && Rf_xlength(path) == 1 ? CHAR(STRING_ELT(path, 0)) : "";
     };
   }
-  const std::vector<Tensor> in = tensor_list(inputs, "jit_trace", "input");
-  const std::vector<Tensor> params = tensor_list(parameters, "jit_trace", "parameter");
+  const std::vector<Tensor> in = unwrap_tensors(inputs, "jit_trace", "input");
+  const std::vector<Tensor> params = unwrap_tensors(parameters, "jit_trace", "parameter");
   const std::vector<std::string> param_names = strings(names);
   graph::NamedTensors named;
   for (size_t i = 0; i < params.size(); ++i) named.emplace_back(param_names.at(i), params[i]);
@@ -78,7 +60,7 @@ extern "C" SEXP rc_trace_end(SEXP tracer, SEXP outputs) {
   auto& t = external_object<graph::Tracer>(tracer, "jit_trace: the trace is gone");
   std::vector<Tensor> out;
   if (TYPEOF(outputs) == VECSXP) {
-    out = tensor_list(outputs, "jit_trace", "output");
+    out = unwrap_tensors(outputs, "jit_trace", "output");
   } else {
     RCUDA_CHECK(is_tensor(outputs), ValueError,
                 "jit_trace: the traced function must return a tensor or a list of tensors, got "
@@ -103,7 +85,7 @@ extern "C" SEXP rc_trace_abort(SEXP tracer) {
 
 extern "C" SEXP rc_graph_run(SEXP ptr, SEXP inputs) {
   RCUDA_BEGIN
-  return tensors_to_list(graph_of(ptr).run(tensor_list(inputs, "graph", "input")));
+  return wrap_tensors(graph_of(ptr).run(unwrap_tensors(inputs, "graph", "input")));
   RCUDA_END
 }
 
@@ -123,17 +105,10 @@ extern "C" SEXP rc_graph_info(SEXP ptr, SEXP what) {
   if (w == "outputs")
     for (int id : g.outputs) out.push_back(g.values[id].name);
   if (w == "parameters") {
-    std::vector<Tensor> tensors;
-    cpp11::writable::strings names;
+    std::vector<std::pair<std::string, Tensor>> parameters;
     for (const graph::Value& v : g.values)
-      if (v.kind == graph::ValueKind::Parameter) {
-        tensors.push_back(v.tensor);
-        names.push_back(v.name);
-      }
-    SEXP list = PROTECT(tensors_to_list(tensors));
-    Rf_setAttrib(list, R_NamesSymbol, names);
-    UNPROTECT(1);
-    return list;
+      if (v.kind == graph::ValueKind::Parameter) parameters.emplace_back(v.name, v.tensor);
+    return wrap_named_tensors(parameters);
   }
   return cpp11::as_sexp(out);
   RCUDA_END

@@ -35,61 +35,53 @@ std::optional<double> number(SEXP options, const char* name) {
   return Rf_asReal(x);
 }
 
-SEXP tensor_list(const std::vector<Tensor>& tensors) {
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, static_cast<R_xlen_t>(tensors.size())));
-  for (size_t i = 0; i < tensors.size(); ++i)
-    SET_VECTOR_ELT(out, static_cast<R_xlen_t>(i), wrap(tensors[i]));
-  UNPROTECT(1);
-  return out;
-}
-
 SEXP run(const std::string& op, const Tensor& A, SEXP b, SEXP options) {
   const Tolerances tol{number(options, "atol"), number(options, "rtol")};
   if (op == "solve") return wrap(linalg_solve(A, unwrap(b)));
   if (op == "inv") return wrap(linalg_inv(A));
   if (op == "inv_ex") {
     const ExResult r = linalg_inv_ex(A);
-    return tensor_list({r.result, r.info});
+    return wrap_tensors({r.result, r.info});
   }
   if (op == "det") return wrap(linalg_det(A));
   if (op == "slogdet") {
     const SlogdetResult r = linalg_slogdet(A);
-    return tensor_list({r.sign, r.logabsdet});
+    return wrap_tensors({r.sign, r.logabsdet});
   }
   if (op == "cholesky") return wrap(linalg_cholesky(A, flag(options, "upper")));
   if (op == "qr") {
     const QrResult r = linalg_qr(A, text(options, "mode", "reduced"));
-    return tensor_list({r.Q, r.R});
+    return wrap_tensors({r.Q, r.R});
   }
   if (op == "svd") {
     const SvdResult r = linalg_svd(A, flag(options, "full_matrices"));
-    return tensor_list({r.U, r.S, r.Vh});
+    return wrap_tensors({r.U, r.S, r.Vh});
   }
   if (op == "svdvals") return wrap(linalg_svdvals(A));
   if (op == "eigh") {
     const EighResult r = linalg_eigh(A, text(options, "uplo", "L"));
-    return tensor_list({r.eigenvalues, r.eigenvectors});
+    return wrap_tensors({r.eigenvalues, r.eigenvectors});
   }
   if (op == "eigvalsh") return wrap(linalg_eigvalsh(A, text(options, "uplo", "L")));
   if (op == "eig") {
     const EigResult r = linalg_eig(A);
-    return tensor_list({r.eigenvalues, r.eigenvectors});
+    return wrap_tensors({r.eigenvalues, r.eigenvectors});
   }
   if (op == "eigvals") return wrap(linalg_eigvals(A));
   if (op == "lstsq") {
     const LstsqResult r = linalg_lstsq(A, unwrap(b), number(options, "rcond"));
-    return tensor_list({r.solution, r.residuals, r.rank, r.singular_values});
+    return wrap_tensors({r.solution, r.residuals, r.rank, r.singular_values});
   }
   if (op == "pinv") return wrap(linalg_pinv(A, tol, flag(options, "hermitian")));
   if (op == "matrix_rank") return wrap(linalg_matrix_rank(A, tol, flag(options, "hermitian")));
   if (op == "cond") return wrap(linalg_cond(A, number(options, "p").value_or(2)));
   if (op == "lu_factor") {
     const LuFactorResult r = linalg_lu_factor(A);
-    return tensor_list({r.LU, r.pivots});
+    return wrap_tensors({r.LU, r.pivots});
   }
   if (op == "lu") {
     const LuResult r = linalg_lu(A);
-    return tensor_list({r.P, r.L, r.U});
+    return wrap_tensors({r.P, r.L, r.U});
   }
   if (op == "householder_product") return wrap(linalg_householder_product(A, unwrap(b)));
   if (op == "tensorinv")

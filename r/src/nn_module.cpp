@@ -18,21 +18,6 @@
 using namespace rcuda;
 using namespace rcuda::r;
 
-namespace {
-
-void take_data(const Tensor& t, const Tensor& moved) {
-  TensorImpl* impl = t.impl();
-  const TensorImpl* from = moved.impl();
-  impl->storage = from->storage;
-  impl->shape = from->shape;
-  impl->strides = from->strides;
-  impl->offset = from->offset;
-  impl->dtype = from->dtype;
-  impl->is_view = false;
-}
-
-}  // namespace
-
 // tensors: a list of leaves. dtype applies to the floating ones only (integer buffers keep
 // theirs); NULL keeps each tensor's dtype or device.
 // format: NULL, "contiguous" or "channels_last" (for the 4-D tensors; the others keep theirs).
@@ -62,7 +47,7 @@ extern "C" SEXP rc_module_to(SEXP tensors, SEXP dtype, SEXP device, SEXP format)
       return relayout ? contiguous(moved, *want_format) : moved;
     };
     const Tensor grad = t.grad();
-    take_data(t, convert(t));
+    t.set_data(convert(t));
     if (grad.defined()) t.set_grad(convert(grad));
   }
   return R_NilValue;

@@ -19,18 +19,6 @@ io::OnnxModel& model_of(SEXP ptr) {
       "the file again");
 }
 
-SEXP named_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
-  if (tensors.empty()) return Rf_allocVector(VECSXP, 0);  // cpp11 cannot name an empty list
-  cpp11::writable::list out(static_cast<R_xlen_t>(tensors.size()));
-  cpp11::writable::strings names(static_cast<R_xlen_t>(tensors.size()));
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    out[static_cast<R_xlen_t>(i)] = wrap(tensors[i].second);
-    names[static_cast<R_xlen_t>(i)] = tensors[i].first;
-  }
-  out.names() = names;
-  return out;
-}
-
 // One input or output: list(name, dtype, dims (NA where symbolic), dim_names, shape).
 SEXP value_infos(const std::vector<io::OnnxValueInfo>& infos) {
   cpp11::writable::list out(static_cast<R_xlen_t>(infos.size()));
@@ -63,18 +51,7 @@ extern "C" SEXP rc_onnx_load(SEXP path, SEXP device, SEXP cuda_graphs) {
 extern "C" SEXP rc_onnx_run(SEXP ptr, SEXP inputs) {
   RCUDA_BEGIN
   const io::OnnxModel& model = model_of(ptr);
-  RCUDA_CHECK(TYPEOF(inputs) == VECSXP, ValueError, "onnx model: inputs must be a list");
-  std::vector<Tensor> in;
-  for (R_xlen_t i = 0; i < Rf_xlength(inputs); ++i) {
-    SEXP t = VECTOR_ELT(inputs, i);
-    RCUDA_CHECK(is_tensor(t), ValueError, model.name(), ": input ", i + 1,
-                " is not a tensor (got an R ", Rf_type2char(TYPEOF(t)), ")");
-    in.push_back(unwrap(t));
-  }
-  const std::vector<Tensor> out = model.run(in);
-  cpp11::writable::list list(static_cast<R_xlen_t>(out.size()));
-  for (size_t i = 0; i < out.size(); ++i) list[static_cast<R_xlen_t>(i)] = wrap(out[i]);
-  return list;
+  return wrap_tensors(model.run(unwrap_tensors(inputs, model.name(), "input")));
   RCUDA_END
 }
 
@@ -100,8 +77,8 @@ extern "C" SEXP rc_onnx_info(SEXP ptr, SEXP what) {
     values.names() = keys;
     return values;
   }
-  if (w == "parameters") return named_tensors(m.parameters());
-  if (w == "initializers") return named_tensors(m.initializers());
+  if (w == "parameters") return wrap_named_tensors(m.parameters());
+  if (w == "initializers") return wrap_named_tensors(m.initializers());
   if (w == "ops") {
     if (m.op_counts().empty()) return Rf_allocVector(INTSXP, 0);
     cpp11::writable::integers counts;

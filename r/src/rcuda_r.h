@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "rcuda/backend/cuda.h"
@@ -48,6 +49,12 @@ SEXP wrap(Tensor t);
 const Tensor& unwrap(SEXP x);
 bool is_tensor(SEXP x);
 bool is_undefined(SEXP x);
+// A list of tensors to R (an unnamed list of rcuda_tensors) and back; `op` and `what` name the
+// caller and its argument in the error for a list, or an element, that is not one.
+SEXP wrap_tensors(const std::vector<Tensor>& tensors);
+std::vector<Tensor> unwrap_tensors(SEXP list, const std::string& op, const char* what);
+// A named list of tensors (a model's parameters by name).
+SEXP wrap_named_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors);
 // Note [GC pressure] 3 (handles.cpp): a step boundary, where a collection that is due runs; the
 // optimizer's zero_grad() (kind 0) and step() (kind 1) call it before their work. Both release
 // the handles no R object references (Note [Unreferenced tensors are released at step

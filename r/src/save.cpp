@@ -249,17 +249,6 @@ std::string path_arg(SEXP path, const char* op) {
   return R_ExpandFileName(Rf_translateChar(STRING_ELT(path, 0)));
 }
 
-SEXP named_tensors(const io::NamedTensors& tensors) {
-  cpp11::writable::list out(static_cast<R_xlen_t>(tensors.size()));
-  cpp11::writable::strings names(static_cast<R_xlen_t>(tensors.size()));
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    out[static_cast<R_xlen_t>(i)] = wrap(tensors[i].second);
-    names[static_cast<R_xlen_t>(i)] = cpp11::r_string(tensors[i].first);
-  }
-  out.names() = names;
-  return out;
-}
-
 // torch for R's torch_save writes metadata "__r__": JSON with the saved object's "type"
 // ("tensor", "list", "module", "state_dict") and "requires_grad" (an object of tensor names, or
 // [] when none). Marks those tensors and returns the type.
@@ -350,7 +339,7 @@ extern "C" SEXP rc_torch_load(SEXP path, SEXP device) {
     object = Decoder(file, std::move(by_key), to_saved_device).decode(tree["object"]);
   }
   return cpp11::writable::list(
-      {"object"_nm = object, "tensors"_nm = named_tensors(contents.tensors),
+      {"object"_nm = object, "tensors"_nm = wrap_named_tensors(contents.tensors),
        "metadata"_nm = meta_values, "written_by"_nm = cpp11::as_sexp(written_by.c_str()),
        "torch_r_type"_nm = torch_r});
   RCUDA_END

@@ -68,6 +68,16 @@ void* Tensor::data_ptr() const {
 
 Tensor Tensor::alias() const { return alias(impl_->shape, impl_->strides, impl_->offset); }
 
+void Tensor::set_data(const Tensor& other) const {
+  if (other.impl_ == impl_) return;
+  impl_->storage = other.impl_->storage;
+  impl_->shape = other.impl_->shape;
+  impl_->strides = other.impl_->strides;
+  impl_->offset = other.impl_->offset;
+  impl_->dtype = other.impl_->dtype;
+  impl_->is_view = false;
+}
+
 Tensor Tensor::alias(Shape shape, Strides strides, int64_t offset) const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;

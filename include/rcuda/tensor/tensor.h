@@ -94,6 +94,11 @@ class Tensor {
   // The same over this storage and dtype with the layout given (views: no copy of this
   // tensor's shape and strides only to overwrite them).
   Tensor alias(Shape shape, Strides strides, int64_t offset) const;
+  // Points this tensor at `other`'s storage, layout and dtype, in place (torch's `t.data =
+  // other`): every handle to this tensor sees the new data, and its autograd state (a leaf's
+  // requires_grad, its grad) stays. How a module's parameters move between devices and layouts
+  // while optimizers keep their handles.
+  void set_data(const Tensor& other) const;
 
   // ---- autograd state (the autograd layer records and runs backward: rcuda/autograd.h) ----
   // A leaf with requires_grad set, or the output of a recorded op.

@@ -132,6 +132,12 @@ const std::vector<ImportOp>& unique_ops();       // ops_unique.cpp
 
 // ---- helpers for kernels (helpers.cpp) -----------------------------------------------------
 
+// The input at i, or an undefined tensor when it is absent (the runner leaves an optional input
+// the node skips undefined, and a trailing one the node does not name out of the list).
+inline Tensor optional_input(const std::vector<Tensor>& inputs, size_t i) {
+  return i < inputs.size() ? inputs[i] : Tensor();
+}
+
 // The values of an integer (or bool) tensor on the host, in row-major order; copies from the
 // device when needed (a synchronisation: prefer inputs declared with host_input, which stay on
 // the CPU).

@@ -259,11 +259,8 @@ void OnnxModel::Impl::lay_out_for_device() {
     if (w.kind != Kind::Initializer || w.tensor.dim() != 4 || !is_floating(w.tensor.dtype()) ||
         suggest_memory_format(w.tensor) == MemoryFormat::ChannelsLast)
       continue;
-    const Tensor relaid = rcuda::contiguous(w.tensor, MemoryFormat::ChannelsLast);
-    TensorImpl* impl = w.tensor.impl();  // in place: the parameter keeps its identity
-    impl->storage = relaid.impl()->storage;
-    impl->strides = relaid.impl()->strides;
-    impl->offset = relaid.impl()->offset;
+    // In place: the parameter keeps its identity.
+    w.tensor.set_data(rcuda::contiguous(w.tensor, MemoryFormat::ChannelsLast));
   }
 }
 
@@ -334,15 +331,23 @@ OnnxModel OnnxModel::load_bytes(const std::string& bytes, const std::string& nam
   return OnnxModel(std::move(m));
 }
 
-OnnxModel OnnxModel::load(const std::string& path, const OnnxLoadOptions& options) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   RCUDA_CHECK(in.good(), FileError, path, ": cannot open the file");
   std::ostringstream bytes;
   bytes << in.rdbuf();
   RCUDA_CHECK(!in.bad(), FileError, path, ": cannot read the file");
+  return bytes.str();
+}
+
+std::string folder_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
-  const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
-  return load_bytes(bytes.str(), path, folder.empty() ? "/" : folder, options);
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+OnnxModel OnnxModel::load(const std::string& path, const OnnxLoadOptions& options) {
+  return load_bytes(read_file(path), path, folder_of(path), options);
 }
 
 }  // namespace rcuda::io

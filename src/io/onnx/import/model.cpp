@@ -1,8 +1,6 @@
 // What a loaded ONNX model says about itself, and moving it between devices.
 #include <sstream>
 
-#include <fstream>
-
 #include "io/onnx/import/import_table.h"
 #include "io/onnx/import/model_impl.h"
 #include "rcuda/autograd/api.h"
@@ -58,13 +56,8 @@ void OnnxModel::to(Device device) {
     if (v.tensor.device() == target) continue;
     // In place, as nn_module$to moves parameters: handles held elsewhere (R's parameters, an
     // optimizer's) see the moved tensor, and a tensor that requires grad still does.
-    const Tensor moved = rcuda::to(v.tensor, target);
     const Tensor grad = v.tensor.grad();
-    TensorImpl* impl = v.tensor.impl();
-    impl->storage = moved.impl()->storage;
-    impl->strides = moved.impl()->strides;
-    impl->offset = moved.impl()->offset;
-    impl->is_view = false;
+    v.tensor.set_data(rcuda::to(v.tensor, target));
     if (grad.defined()) v.tensor.set_grad(rcuda::to(grad, target));
   }
   impl_->device = device;
@@ -95,16 +88,10 @@ std::string OnnxModel::summary() const {
 }
 
 Tensor load_onnx_tensor(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  RCUDA_CHECK(in.good(), FileError, path, ": cannot open the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
   onnx::TensorProto proto;
-  RCUDA_CHECK(proto.ParseFromString(bytes.str()), FileError, path,
+  RCUDA_CHECK(proto.ParseFromString(read_file(path)), FileError, path,
               ": not a serialized ONNX TensorProto");
-  const size_t slash = path.find_last_of('/');
-  return onnx_import::tensor_from_proto(
-      proto, slash == std::string::npos ? "." : path.substr(0, slash), path);
+  return onnx_import::tensor_from_proto(proto, folder_of(path), path);
 }
 
 std::vector<std::string> onnx_supported_ops() { return onnx_import::supported_op_types(); }

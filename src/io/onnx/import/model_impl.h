@@ -13,6 +13,11 @@
 
 namespace rcuda::io {
 
+// A file's bytes; FileError naming the path when it cannot be read (load.cpp).
+std::string read_file(const std::string& path);
+// The folder a file's relative paths (external data) are resolved in: "." for a bare name.
+std::string folder_of(const std::string& path);
+
 // DeviceError naming the model when `device` is a CUDA device this process cannot use.
 void check_device(Device device, const std::string& name);
 

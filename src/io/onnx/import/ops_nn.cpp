@@ -30,12 +30,6 @@ void check_positive(NodeReader& node, const char* name, const std::vector<int64_
     if (v < 1) node.fail(std::string(name) + " must be positive, got " + std::to_string(v));
 }
 
-std::string join(const std::vector<int64_t>& values) {
-  std::string s;
-  for (int64_t v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
-  return "[" + s + "]";
-}
-
 }  // namespace
 
 Window Window::read(NodeReader& node) {
@@ -54,7 +48,7 @@ Window Window::read(NodeReader& node) {
   check_positive(node, "strides", w.strides);
   check_positive(node, "dilations", w.dilations);
   for (int64_t p : w.pads)
-    if (p < 0) node.unsupported("negative pads " + join(w.pads));
+    if (p < 0) node.unsupported("negative pads " + shape_str(w.pads));
   return w;
 }
 
@@ -64,8 +58,9 @@ ResolvedWindow Window::resolve(const std::vector<int64_t>& in,
   auto per_dim = [&](const std::vector<int64_t>& v, const char* name, int64_t def) {
     if (v.empty()) return std::vector<int64_t>(n, def);
     if (v.size() != n)
-      fail_at_run(where, std::string(name) + " " + join(v) + " has " + std::to_string(v.size()) +
-                             " values for an input of " + std::to_string(n) + " spatial dims");
+      fail_at_run(where, std::string(name) + " " + shape_str(v) + " has " +
+                             std::to_string(v.size()) + " values for an input of " +
+                             std::to_string(n) + " spatial dims");
     return v;
   };
   if (kernel_of_input.size() != n)
@@ -74,15 +69,15 @@ ResolvedWindow Window::resolve(const std::vector<int64_t>& in,
   ResolvedWindow r;
   r.kernel = kernel_of_input;
   if (!kernel.empty() && kernel != kernel_of_input)
-    fail_at_run(where, "kernel_shape " + join(kernel) + " differs from the weight's " +
-                           join(kernel_of_input));
+    fail_at_run(where, "kernel_shape " + shape_str(kernel) + " differs from the weight's " +
+                           shape_str(kernel_of_input));
   r.stride = per_dim(strides, "strides", 1);
   r.dilation = per_dim(dilations, "dilations", 1);
   r.begin.assign(n, 0);
   r.end.assign(n, 0);
   if (auto_pad == "NOTSET" && !pads.empty()) {
     if (pads.size() != 2 * n)
-      fail_at_run(where, "pads " + join(pads) + " has " + std::to_string(pads.size()) +
+      fail_at_run(where, "pads " + shape_str(pads) + " has " + std::to_string(pads.size()) +
                              " values for " + std::to_string(n) + " spatial dims (expected " +
                              std::to_string(2 * n) + ")");
     r.begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(n));
@@ -144,7 +139,7 @@ Kernel make_conv(NodeReader& node) {
   return [window, groups](const std::vector<Tensor>& in, const RunContext&) {
     Tensor x = in[0];
     const Tensor& w = in[1];
-    const Tensor bias = in.size() > 2 ? in[2] : Tensor();
+    const Tensor bias = optional_input(in, 2);
     const int64_t dims = x.dim() - 2;
     if (dims != 1 && dims != 2)
       fail_at_run(window.where, "Conv of " + std::to_string(dims) +
@@ -201,7 +196,7 @@ void transposed_extent(const TransposedConv& t, const ResolvedWindow& r,
   std::vector<int64_t> out_shape = t.output_shape;
   if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
   if (!out_shape.empty() && out_shape.size() != n)
-    fail_at_run(t.window.where, "output_shape " + join(t.output_shape) + " does not fit " +
+    fail_at_run(t.window.where, "output_shape " + shape_str(t.output_shape) + " does not fit " +
                                     std::to_string(n) + " spatial dims");
   start.assign(n, 0);
   size.assign(n, 0);
@@ -235,7 +230,7 @@ Kernel make_conv_transpose(NodeReader& node) {
                      "-D ConvTranspose (rcuda has 1-D and 2-D transposed convolutions)");
   return [t](const std::vector<Tensor>& in, const RunContext&) {
     Tensor x = in[0], w = in[1];
-    const Tensor bias = in.size() > 2 ? in[2] : Tensor();
+    const Tensor bias = optional_input(in, 2);
     const int64_t dims = x.dim() - 2;
     if (dims != 1 && dims != 2)
       fail_at_run(t.window.where, "ConvTranspose of " + std::to_string(dims) +
@@ -262,7 +257,7 @@ Kernel make_conv_transpose(NodeReader& node) {
     std::vector<int64_t> output_padding = t.output_padding;
     if (output_padding.empty()) output_padding.assign(static_cast<size_t>(dims), 0);
     if (static_cast<int64_t>(output_padding.size()) != dims)
-      fail_at_run(t.window.where, "output_padding " + join(output_padding) + " does not fit " +
+      fail_at_run(t.window.where, "output_padding " + shape_str(output_padding) + " does not fit " +
                                       std::to_string(dims) + " spatial dims");
     if (dims == 1) output_padding.insert(output_padding.begin(), 0);
     TransposedConv t2 = t;
@@ -321,7 +316,7 @@ Kernel make_gemm(NodeReader& node) {
   return [alpha, beta, trans_a, trans_b](const std::vector<Tensor>& in, const RunContext&) {
     const Tensor& a = in[0];
     const Tensor& b = in[1];
-    const Tensor c = in.size() > 2 ? in[2] : Tensor();
+    const Tensor c = optional_input(in, 2);
     if (!trans_a && trans_b && alpha == 1.0 && beta == 1.0 && b.dim() == 2 &&
         (!c.defined() || (c.dim() == 1 && c.size(0) == b.size(0))))
       return std::vector<Tensor>{rcuda::nn::linear(a, b, c)};

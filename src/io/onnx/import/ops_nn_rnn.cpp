@@ -358,19 +358,15 @@ States run_composed(const Recurrent& rec, const Tensor& x, const Tensor& w, cons
 
 // ---- the kernel -----------------------------------------------------------------------------
 
-Tensor input_at(const std::vector<Tensor>& in, size_t i) {
-  return i < in.size() ? in[i] : Tensor();
-}
-
 Kernel make_recurrent(NodeReader& node, Cell cell) {
   const Recurrent rec = read_recurrent(node, cell);
   return [rec](const std::vector<Tensor>& in, const RunContext&) {
     Tensor x = in[0];
     const Tensor& w = in[1];
     const Tensor& rw = in[2];
-    const Tensor b = input_at(in, 3), seq = input_at(in, 4);
-    Tensor h0 = input_at(in, 5), c0 = input_at(in, 6);
-    const Tensor p = rec.cell == Cell::Lstm ? input_at(in, 7) : Tensor();
+    const Tensor b = optional_input(in, 3), seq = optional_input(in, 4);
+    Tensor h0 = optional_input(in, 5), c0 = optional_input(in, 6);
+    const Tensor p = rec.cell == Cell::Lstm ? optional_input(in, 7) : Tensor();
     if (x.dim() != 3 || w.dim() != 3 || rw.dim() != 3)
       fail_at_run(rec.where, "X, W and R must have 3 dims");
     if (w.size(0) != rec.directions || rw.size(0) != rec.directions)

@@ -16,10 +16,6 @@ namespace {
 
 bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
-Tensor optional_input(const std::vector<Tensor>& in, size_t i) {
-  return i < in.size() ? in[i] : Tensor();
-}
-
 // (x - mean) / sqrt(var + eps) over dims, the biased variance, and its two statistics.
 struct Normalized {
   Tensor y, mean, invstd;

@@ -119,10 +119,6 @@ Tensor centered(const Tensor& x, const Tensor& zero_point, Shape zero_shape = {}
   return rcuda::sub(y, z);
 }
 
-Tensor optional(const std::vector<Tensor>& in, size_t i) {
-  return i < in.size() ? in[i] : Tensor();
-}
-
 // Per row of a matmul's left operand: [M] -> [M, 1]; scalars stay.
 Shape per_row(const Tensor& t, const Tensor& x) {
   if (!t.defined() || t.numel() == 1 || x.dim() < 2) return {};
@@ -155,7 +151,7 @@ Tensor requantize(const Tensor& acc, const Tensor& a_scale, const Tensor& b_scal
 
 Kernel make_matmul_integer(NodeReader& node) {
   return [](const std::vector<Tensor>& in, const RunContext&) -> std::vector<Tensor> {
-    const Tensor a_zero = optional(in, 2), b_zero = optional(in, 3);
+    const Tensor a_zero = optional_input(in, 2), b_zero = optional_input(in, 3);
     const Tensor acc =
         rcuda::matmul(centered(in[0], a_zero, per_row(a_zero, in[0])), centered(in[1], b_zero));
     return {rcuda::to(acc, DType::Int32)};
@@ -186,8 +182,8 @@ Tensor integer_conv(const Kernel& conv, const Tensor& x, const Tensor& w, const 
 Kernel make_conv_integer(NodeReader& node) {
   const Kernel conv = nn::make_conv(node);
   return [conv](const std::vector<Tensor>& in, const RunContext& ctx) -> std::vector<Tensor> {
-    const Tensor w_zero = optional(in, 3);
-    const Tensor acc = integer_conv(conv, centered(in[0], optional(in, 2)),
+    const Tensor w_zero = optional_input(in, 3);
+    const Tensor acc = integer_conv(conv, centered(in[0], optional_input(in, 2)),
                                     centered(in[1], w_zero, per_channel(w_zero, in[1].dim())), ctx);
     return {rcuda::to(acc, DType::Int32)};
   };
@@ -201,7 +197,7 @@ Kernel make_qlinear_conv(NodeReader& node) {
         const Tensor& w_zero = in[5];
         Tensor acc = integer_conv(conv, centered(in[0], in[2]),
                                   centered(in[3], w_zero, per_channel(w_zero, in[3].dim())), ctx);
-        const Tensor bias = optional(in, 8);
+        const Tensor bias = optional_input(in, 8);
         if (bias.defined())  // int32, one per output channel, added before the scaling
           acc = rcuda::add(
               acc, rcuda::reshape(rcuda::to(bias, DType::Float64), per_channel(bias, acc.dim())));

@@ -148,12 +148,6 @@ Tensor aligned(const Operand& op, const std::vector<Label>& order) {
   return rcuda::reshape(op.t.permute(perm), shape);
 }
 
-int64_t product(const Shape& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
-
 // a and b contracted over their shared labels that `needed` says are not needed afterwards
 // (Note [Einsum by pairs]).
 template <typename Needed>
@@ -188,14 +182,14 @@ Operand contract(Operand a, Operand b, Needed needed) {
   out.labels = join(join(batch, left), right);
   const Shape out_shape = join(join(batch_sizes, left_sizes), right_sizes);
   if (is_floating(a.t.dtype())) {
-    const int64_t nb = product(batch_sizes), nk = product(contracted_sizes);
+    const int64_t nb = rcuda::numel(batch_sizes), nk = rcuda::numel(contracted_sizes);
     const Shape a_full = join(join(batch_sizes, left_sizes), contracted_sizes);
     const Shape b_full = join(join(batch_sizes, contracted_sizes), right_sizes);
     const Tensor a3 = rcuda::reshape(aligned(a, join(join(batch, left), contracted)).expand(a_full),
-                                     {nb, product(left_sizes), nk});
+                                     {nb, rcuda::numel(left_sizes), nk});
     const Tensor b3 =
         rcuda::reshape(aligned(b, join(join(batch, contracted), right)).expand(b_full),
-                       {nb, nk, product(right_sizes)});
+                       {nb, nk, rcuda::numel(right_sizes)});
     out.t = rcuda::reshape(rcuda::matmul(a3, b3), out_shape);
     return out;
   }

@@ -30,10 +30,6 @@ LossAttrs read_loss_attrs(NodeReader& node) {
 // Class indices as rcuda's losses take them (int64; ONNX allows int32 too).
 Tensor class_indices(const Tensor& target) { return rcuda::to(target, DType::Int64); }
 
-Tensor optional_input(const std::vector<Tensor>& in, size_t i) {
-  return i < in.size() ? in[i] : Tensor();
-}
-
 // Inputs: log-probabilities [N, C, d1, ...], target [N, d1, ...], optional weight [C].
 Kernel make_nll_loss(NodeReader& node) {
   const LossAttrs attrs = read_loss_attrs(node);

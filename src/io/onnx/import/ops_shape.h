@@ -34,10 +34,4 @@ class IntsArgument {
 // int32 and negative; rcuda's index ops take int64 in [0, size)).
 Tensor wrap_indices(const Tensor& indices, int64_t size);
 
-// The input at i, or an undefined tensor when it is absent (a trailing optional input may be
-// missing from the list).
-inline Tensor optional_input(const std::vector<Tensor>& inputs, size_t i) {
-  return i < inputs.size() ? inputs[i] : Tensor();
-}
-
 }  // namespace rcuda::io::onnx_import
