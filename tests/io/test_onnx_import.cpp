@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "io/io_test_util.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/io/onnx.h"
 #include "rcuda/io/onnx/import.h"
@@ -25,13 +26,6 @@ namespace rcuda::test {
 namespace {
 
 const std::string kModels = std::string(RCUDA_TESTS_DIR) + "/onnx_models/";
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // max |a - e| over max |e|: PyTorch's and rcuda's float32 kernels sum in different orders.
 double relative_error(const Tensor& actual, const Tensor& expected) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "io/io_test_util.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/io/onnx/import.h"
 #include "support/reference.h"
@@ -18,13 +19,6 @@ namespace {
 
 const std::string kModels = std::string(RCUDA_TESTS_DIR) + "/onnx_models/";
 const char* const kFixtures[] = {"mlp", "resnet18", "lstm_lm", "transformer"};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Loads and runs `bytes` on `input` (and, when the model declares another input shape, on
 // zeros of that shape): rcuda's errors are the clean outcome, as is a run.
