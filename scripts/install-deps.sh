@@ -17,6 +17,8 @@ packages=(
   python3 python3-numpy python3-pip  # tests/io: safetensors' reference implementation (below)
   r-base-core r-base-dev r-cran-cpp11 r-cran-testthat r-cran-r6 r-cran-magrittr r-cran-cli   # the R package (r/)
   libcpp-httplib-dev prometheus python3-jsonschema curl  # rcuda CLI: exporter, promtool, checks
+  hey wrk                         # the inference server's load benchmarks and overload check
+  r-cran-plumber r-cran-curl r-cran-processx r-cran-jsonlite  # serve() from R, examples/serving
 )
 
 # cudnn-frontend (NVIDIA's header-only C++ graph API over cuDNN, MIT) is not packaged by Debian;
