@@ -21,8 +21,10 @@
 #include <string>
 
 #include "ops_util.h"
+#include "rcuda/backend/fused.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
+#include "rcuda/ops/elementwise.h"
 #include "rcuda/ops/reduction.h"
 
 namespace rcuda::ops {
@@ -272,6 +274,28 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
   Tensor out = forward(x, weight, out_shape, backend_args(params), f);
   add_bias(out, bias);
   return out;
+}
+
+Tensor conv2d_bias_relu(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const ConvParams& params) {
+  constexpr const char* kOp = "conv2d_bias_relu";
+  check_operands(kOp, input, weight);
+  const Shape out_shape = conv_shape(kOp, input.shape(), weight.shape(), params);
+  check_bias(kOp, bias, weight.size(0), input);
+  const MemoryFormat f = suggest_memory_format(input);
+  const Tensor x = in_format(pad_end(input, params.padding_end_extra, f), f);
+  const Tensor w = in_format(weight, f);
+  if (bias.defined() && x.numel() > 0 && w.numel() > 0) {
+    Tensor out = empty_with_format(out_shape, x.dtype(), x.device(), f);
+    if (out.numel() == 0) return out;
+    auto* fused = dynamic_cast<FusedConvolution*>(&backend_of(x));
+    if (fused != nullptr &&
+        fused->conv2d_bias_relu(out, x, w, contiguous(bias), backend_args(params)))
+      return out;
+  }
+  Tensor out = forward(x, w, out_shape, backend_args(params), f);
+  add_bias(out, bias);
+  return relu(out);
 }
 
 Tensor conv2d_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,

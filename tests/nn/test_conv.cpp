@@ -114,6 +114,48 @@ TEST(Conv2d, MatchesTheLoopForEveryCaseDtypeAndLayout) {
   }
 }
 
+// The fused inference op: relu of the loop's convolution, with and without bias, in every
+// dtype and layout, and an empty batch (the CPU runs the three passes; CUDA's fused epilogue is
+// checked against this backend in tests/cuda/test_cuda_conv.cpp).
+TEST(Conv2dBiasRelu, MatchesTheLoopWithRelu) {
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<double> x = uniform_values(numel(c.input)),
+                              w = uniform_values(numel(c.weight)), b = uniform_values(c.weight[0]);
+    for (DType dtype : floating_dtypes()) {
+      SCOPED_TRACE(dtype_name(dtype));
+      const std::vector<double> xr = rounded(x, dtype), wr = rounded(w, dtype),
+                                br = rounded(b, dtype);
+      const std::vector<double> scale = conv2d_loop(abs_values(xr), c.input, abs_values(wr),
+                                                    c.weight, abs_values(br), c.params());
+      for (bool with_bias : {true, false}) {
+        SCOPED_TRACE(with_bias ? "bias" : "no bias");
+        std::vector<double> expected = conv2d_loop(
+            xr, c.input, wr, c.weight, with_bias ? br : std::vector<double>{}, c.params());
+        for (double& v : expected) v = std::max(v, 0.0);
+        for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast, Layout::Stepped}) {
+          SCOPED_TRACE(layout_name(layout));
+          const Tensor xt = make_tensor(xr, c.input, dtype, layout);
+          const Tensor wt = make_tensor(wr, c.weight, dtype,
+                                        layout == Layout::Stepped ? Layout::Contiguous : layout);
+          const Tensor bt = with_bias ? tensor_of(br, {c.weight[0]}, dtype) : Tensor();
+          const Tensor out = ops::conv2d_bias_relu(xt, wt, bt, c.params());
+          EXPECT_TRUE(close_to_scale(to_doubles(out), expected, scale, conv_tolerance(dtype)));
+        }
+      }
+    }
+  }
+  const Tensor empty =
+      ops::conv2d_bias_relu(tensor_of({}, {0, 2, 5, 5}, DType::Float32),
+                            tensor_of(uniform_values(18), {1, 2, 3, 3}, DType::Float32),
+                            tensor_of({0.5}, {1}, DType::Float32));
+  EXPECT_EQ(empty.shape(), (Shape{0, 1, 3, 3}));
+  EXPECT_THROW(ops::conv2d_bias_relu(tensor_of(uniform_values(50), {1, 2, 5, 5}, DType::Float32),
+                                     tensor_of(uniform_values(18), {1, 2, 3, 3}, DType::Float32),
+                                     tensor_of({0.5, 0.5}, {2}, DType::Float32)),
+               ShapeError);
+}
+
 TEST(Conv2d, MixedLayoutsOfInputAndWeight) {
   const ConvCase& c = conv_cases()[3];  // groups 2
   const std::vector<double> x = uniform_values(numel(c.input)), w = uniform_values(numel(c.weight));

@@ -46,6 +46,12 @@ Shape conv2d_output_shape(const Shape& input, const Shape& weight, const ConvPar
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const ConvParams& params = {});
 
+// relu(conv2d(input, weight, bias, params)), for inference: one pass where the backend fuses
+// the bias and relu into the convolution's epilogue (cuDNN), else conv2d then relu. Same checks
+// as conv2d; nothing records, so callers that need gradients use conv2d and relu.
+Tensor conv2d_bias_relu(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const ConvParams& params = {});
+
 // d/d input of sum(conv2d(input, weight) * grad_out): grad_out [N, O, OH, OW], the result
 // input_shape, in `format`.
 Tensor conv2d_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,

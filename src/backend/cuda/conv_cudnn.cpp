@@ -49,7 +49,9 @@ namespace {
 namespace fe = cudnn_frontend;
 using ConvArgs = Backend::ConvArgs;
 
-enum class ConvPass : uint8_t { Forward, BackwardInput, BackwardWeight };
+// ForwardBiasRelu: relu(conv_fprop + bias) as one graph, the bias and relu fused into the
+// convolution's epilogue (Note [Fused convolution epilogue]).
+enum class ConvPass : uint8_t { Forward, BackwardInput, BackwardWeight, ForwardBiasRelu };
 
 const char* pass_name(ConvPass pass) {
   switch (pass) {
@@ -59,19 +61,22 @@ const char* pass_name(ConvPass pass) {
       return "conv2d_backward_input (cuDNN conv_dgrad)";
     case ConvPass::BackwardWeight:
       return "conv2d_backward_weight (cuDNN conv_wgrad)";
+    case ConvPass::ForwardBiasRelu:
+      return "conv2d_bias_relu (cuDNN conv_fprop, bias, relu)";
   }
   return "conv2d";
 }
 
 constexpr size_t kCacheCapacity = 512;
 // The graph's tensor ids, fixed so that a cached plan needs no tensor handles to run.
-constexpr int64_t kImageUid = 1, kWeightUid = 2, kResultUid = 3;
+constexpr int64_t kImageUid = 1, kWeightUid = 2, kResultUid = 3, kBiasUid = 4;
 
 // The three tensors of every pass in the forward convolution's roles (as conv_dnnl.cpp).
 struct ConvOperands {
-  const Tensor& image;   // in, or grad_in
-  const Tensor& weight;  // weight, or grad_weight
-  const Tensor& result;  // out, or grad_out
+  const Tensor& image;           // in, or grad_in
+  const Tensor& weight;          // weight, or grad_weight
+  const Tensor& result;          // out, or grad_out
+  const Tensor* bias = nullptr;  // [O], ForwardBiasRelu only
 };
 
 // The largest power of two up to 16 dividing t's address: plans are chosen for it.
@@ -106,6 +111,7 @@ PlanKey make_key(ConvPass pass, const ConvOperands& t, const ConvArgs& a, bool t
     key[i++] = a.dilation[d];
   }
   key[i++] = a.groups;
+  key[i++] = t.bias != nullptr ? alignment_of(*t.bias) : 0;
   return key;
 }
 
@@ -170,6 +176,35 @@ std::shared_ptr<fe::graph::Graph> make_graph(ConvPass pass, const ConvOperands& 
                                      .set_padding(padding)
                                      .set_stride(stride)
                                      .set_dilation(dilation));
+      describe_output(y, "y", kResultUid, t.result);
+      break;
+    }
+    case ConvPass::ForwardBiasRelu: {
+      auto x = graph->tensor(describe("x", kImageUid, t.image));
+      auto w = graph->tensor(describe("w", kWeightUid, t.weight));
+      const int64_t channels = t.weight.size(0);
+      auto b = graph->tensor(fe::graph::Tensor_attributes()
+                                 .set_name("bias")
+                                 .set_uid(kBiasUid)
+                                 .set_dim({1, channels, 1, 1})
+                                 .set_stride({channels, 1, 1, 1})
+                                 .set_data_type(frontend_type(t.bias->dtype()))
+                                 .set_alignment(alignment_of(*t.bias)));
+      auto conv = graph->conv_fprop(x, w,
+                                    fe::graph::Conv_fprop_attributes()
+                                        .set_name("conv_fprop")
+                                        .set_padding(padding)
+                                        .set_stride(stride)
+                                        .set_dilation(dilation));
+      auto biased = graph->pointwise(conv, b,
+                                     fe::graph::Pointwise_attributes()
+                                         .set_name("bias")
+                                         .set_mode(fe::PointwiseMode_t::ADD)
+                                         .set_compute_data_type(fe::DataType_t::FLOAT));
+      auto y = graph->pointwise(biased, fe::graph::Pointwise_attributes()
+                                            .set_name("relu")
+                                            .set_mode(fe::PointwiseMode_t::RELU_FWD)
+                                            .set_compute_data_type(fe::DataType_t::FLOAT));
       describe_output(y, "y", kResultUid, t.result);
       break;
     }
@@ -256,15 +291,22 @@ std::string try_build(ConvPass pass, const ConvOperands& t, const ConvArgs& a, c
   }
 }
 
+// The graph's tensor ids bound to the call's pointers.
+std::unordered_map<int64_t, void*> variant_pack(const ConvOperands& t) {
+  std::unordered_map<int64_t, void*> pack = {{kImageUid, t.image.data_ptr()},
+                                             {kWeightUid, t.weight.data_ptr()},
+                                             {kResultUid, t.result.data_ptr()}};
+  if (t.bias != nullptr) pack[kBiasUid] = t.bias->data_ptr();
+  return pack;
+}
+
 // Keeps the fastest of the built plans on the call's own tensors (frontend autotune). Outputs
 // are only written, so running every plan on them is harmless; inputs are only read.
 void autotune(ConvPlan* plan, const ConvOperands& t, cudnnHandle_t handle) {
   const int device = t.image.device().index;
   const Tensor workspace =
       cudnn_workspace(device, static_cast<size_t>(plan->graph->get_autotune_workspace_size()));
-  std::unordered_map<int64_t, void*> pack = {{kImageUid, t.image.data_ptr()},
-                                             {kWeightUid, t.weight.data_ptr()},
-                                             {kResultUid, t.result.data_ptr()}};
+  std::unordered_map<int64_t, void*> pack = variant_pack(t);
   // A failed tune keeps the heuristics' choice, which is still a valid plan.
   (void)plan->graph->autotune(handle, pack, workspace.defined() ? workspace.data_ptr() : nullptr);
 }
@@ -311,8 +353,18 @@ class ConvPlanCache {
       if (auto plan = plans_.find(key)) return plan;
     }
     // Built outside the lock (tens of milliseconds, seconds when benchmarking); a plan two
-    // threads build at once is kept once.
-    auto plan = std::make_shared<const ConvPlan>(build_plan(pass, t, a, handle, tf32, benchmark));
+    // threads build at once is kept once. A fused graph that cuDNN cannot build is kept as an
+    // empty plan, so the next call falls back to separate passes without asking again.
+    std::shared_ptr<const ConvPlan> plan;
+    if (pass == ConvPass::ForwardBiasRelu) {
+      try {
+        plan = std::make_shared<const ConvPlan>(build_plan(pass, t, a, handle, tf32, benchmark));
+      } catch (const CudaError&) {
+        plan = std::make_shared<const ConvPlan>();
+      }
+    } else {
+      plan = std::make_shared<const ConvPlan>(build_plan(pass, t, a, handle, tf32, benchmark));
+    }
     const std::lock_guard<std::mutex> lock(mutex_);
     return plans_.insert(key, std::move(plan));
   }
@@ -329,18 +381,19 @@ ConvPlanCache& plan_cache() {
   return *cache;
 }
 
-void execute(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
+// False, having run nothing, when the pass has no plan (a fused graph cuDNN cannot build).
+bool execute(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   const int device = t.image.device().index;
   const cudnnHandle_t handle = cudnn_handle(device);
   const std::shared_ptr<const ConvPlan> plan = plan_cache().get(pass, t, a, handle);
+  if (!plan->graph) return false;
   const Tensor workspace = cudnn_workspace(device, static_cast<size_t>(plan->workspace_bytes));
-  std::unordered_map<int64_t, void*> pack = {{kImageUid, t.image.data_ptr()},
-                                             {kWeightUid, t.weight.data_ptr()},
-                                             {kResultUid, t.result.data_ptr()}};
+  std::unordered_map<int64_t, void*> pack = variant_pack(t);
   fe::error_t status =
       plan->graph->execute(handle, pack, workspace.defined() ? workspace.data_ptr() : nullptr);
   if (status.is_bad())
     throw CudaError(describe_call(pass, t, a) + ": cuDNN execute failed: " + status.get_message());
+  return true;
 }
 
 // Note [Aligned convolution operands]
@@ -355,7 +408,7 @@ Tensor aligned_copy(Backend& backend, const Tensor& t) {
   return copy;
 }
 
-void run(Backend& backend, ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
+bool run(Backend& backend, ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   RCUDA_CHECK(t.image.dtype() != DType::Float64, DTypeError, pass_name(pass),
               ": float64 is not supported on CUDA (cuDNN's graph API has no double-precision "
               "convolutions); use float32, or run float64 on the CPU");
@@ -364,6 +417,10 @@ void run(Backend& backend, ConvPass pass, const ConvOperands& t, const ConvArgs&
   const int written = pass == ConvPass::BackwardInput    ? 0
                       : pass == ConvPass::BackwardWeight ? 1
                                                          : 2;
+  Tensor aligned_bias;
+  if (t.bias != nullptr && alignment_of(*t.bias) != 16)
+    aligned_bias = aligned_copy(backend, *t.bias);
+  const Tensor* bias = aligned_bias.defined() ? &aligned_bias : t.bias;
   Tensor fixed[3];
   bool any = false;
   for (int i = 0; i < 3; ++i) {
@@ -374,12 +431,13 @@ void run(Backend& backend, ConvPass pass, const ConvOperands& t, const ConvArgs&
                    : aligned_copy(backend, *operands[i]);
     any = true;
   }
-  if (!any) return execute(pass, t, a);
+  if (!any) return execute(pass, {t.image, t.weight, t.result, bias}, a);
   const auto pick = [&](int i) -> const Tensor& {
     return fixed[i].defined() ? fixed[i] : *operands[i];
   };
-  execute(pass, {pick(0), pick(1), pick(2)}, a);
+  if (!execute(pass, {pick(0), pick(1), pick(2), bias}, a)) return false;
   if (fixed[written].defined()) backend.copy(*operands[written], fixed[written]);
+  return true;
 }
 
 }  // namespace
@@ -387,6 +445,17 @@ void run(Backend& backend, ConvPass pass, const ConvOperands& t, const ConvArgs&
 void CudaBackend::conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
                          const ConvArgs& args) {
   run(*this, ConvPass::Forward, {in, weight, out}, args);
+}
+
+// Note [Fused convolution epilogue]
+// A convolution followed by its bias and a relu (ResNet's blocks with batch norm folded in, as
+// ONNX exporters write them) is one cuDNN graph: conv_fprop, then pointwise ADD and RELU_FWD on
+// the float32 accumulator before the one rounding to the output's dtype. Two passes over the
+// activation less than conv, bias and relu apart; cuDNN's fused engines take NHWC half types
+// and float32. Where cuDNN has no plan for the graph, the op runs the three passes.
+bool CudaBackend::conv2d_bias_relu(const Tensor& out, const Tensor& in, const Tensor& weight,
+                                   const Tensor& bias, const ConvArgs& args) {
+  return run(*this, ConvPass::ForwardBiasRelu, {in, weight, out, &bias}, args);
 }
 
 void CudaBackend::conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out,

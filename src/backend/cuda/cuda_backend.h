@@ -4,12 +4,13 @@
 #pragma once
 
 #include "rcuda/backend/backend.h"
+#include "rcuda/backend/fused.h"
 
 namespace rcuda::cuda {
 
 Allocator& cuda_allocator(int device);
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend, public FusedConvolution {
  public:
   DeviceType device_type() const override { return DeviceType::CUDA; }
   Allocator& allocator(int device_index) override { return cuda_allocator(device_index); }
@@ -127,6 +128,8 @@ class CudaBackend final : public Backend {
   // ---- convolution primitives: conv_cudnn.cpp (cuDNN graph API through cudnn-frontend) ----
   void conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
               const ConvArgs& args) override;
+  bool conv2d_bias_relu(const Tensor& out, const Tensor& in, const Tensor& weight,
+                        const Tensor& bias, const ConvArgs& args) override;  // FusedConvolution
   void conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Tensor& weight,
                              const ConvArgs& args) override;
   void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out, const Tensor& in,

@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "io/onnx/import/import_table.h"
 #include "io/onnx/import/model_impl.h"
+#include "io/onnx/import/ops_nn.h"
 #include "rcuda/autograd/api.h"
 #include "rcuda/backend/cuda.h"
 #include "rcuda/ops/copy.h"
@@ -178,8 +180,43 @@ Tensor place(const Tensor& t, Device device) {
   return ops::to(t, device);
 }
 
+// Note [Fused Conv and Relu]
+// A Conv whose output only a Relu reads (and the graph does not output) runs as one kernel,
+// relu(conv + bias): on CUDA one cuDNN graph with the bias and relu in the convolution's epilogue
+// (Note [Fused convolution epilogue] in conv_cudnn.cpp), two passes over the activation fewer per
+// convolution, which is most of ResNet's. The Relu node stays, passing its input on, so the
+// model's nodes and op counts are the file's. The fused kernel runs below the funnel, so it is
+// taken only for inference (nothing to record, no autocast, no tracer); otherwise the kernel
+// calls conv2d and relu as usual. RCUDA_ONNX_FUSE=0 turns it off.
+// Returns the proto indices of the Conv nodes to fuse and of the Relu nodes they absorb.
+std::pair<std::set<int>, std::set<int>> conv_relu_pairs(const onnx::GraphProto& g) {
+  const char* env = std::getenv("RCUDA_ONNX_FUSE");
+  if (env != nullptr && std::string(env) == "0") return {};
+  std::map<std::string, std::vector<int>> readers;
+  for (int n = 0; n < g.node_size(); ++n)
+    for (const std::string& in : g.node(n).input())
+      if (!in.empty()) readers[in].push_back(n);
+  std::set<std::string> graph_outputs;
+  for (const onnx::ValueInfoProto& out : g.output()) graph_outputs.insert(out.name());
+  std::set<int> convs, relus;
+  for (int n = 0; n < g.node_size(); ++n) {
+    const onnx::NodeProto& conv = g.node(n);
+    if (conv.op_type() != "Conv" || conv.output_size() != 1 || conv.output(0).empty() ||
+        graph_outputs.count(conv.output(0)) != 0)
+      continue;
+    const auto r = readers.find(conv.output(0));
+    if (r == readers.end() || r->second.size() != 1) continue;
+    const onnx::NodeProto& relu = g.node(r->second[0]);
+    if (relu.op_type() != "Relu" || relu.input_size() != 1) continue;
+    convs.insert(n);
+    relus.insert(r->second[0]);
+  }
+  return {convs, relus};
+}
+
 void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names& names, Impl& m) {
   std::map<std::string, int> counts;
+  const auto [fused_convs, absorbed_relus] = conv_relu_pairs(g);
   for (int n : order) {
     const onnx::NodeProto& proto = g.node(n);
     for (const onnx::AttributeProto& a : proto.attribute())
@@ -222,7 +259,14 @@ void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names&
                          " (the model's opset " + std::to_string(m.opset) +
                          "; rcuda runs version " + std::to_string(op->min_version) + " and later)");
     check_arity(proto, node.version, node.where);
-    node.kernel = op->make(reader);
+    if (fused_convs.count(n) != 0)
+      node.kernel = onnx_import::nn::make_conv_relu(reader);
+    else if (absorbed_relus.count(n) != 0)
+      node.kernel = [](const std::vector<Tensor>& in, const onnx_import::RunContext&) {
+        return std::vector<Tensor>{in[0]};
+      };
+    else
+      node.kernel = op->make(reader);
     node.host_inputs = reader.host_inputs();
     for (const std::string& out : proto.output())
       node.outputs.push_back(out.empty() ? -1

@@ -7,8 +7,11 @@
 
 #include "io/onnx/import/ops_nn.h"
 #include "rcuda/autograd/api.h"
+#include "rcuda/autograd/funnel.h"
 #include "rcuda/nn/layers.h"
 #include "rcuda/nn/resample.h"
+#include "rcuda/ops/conv.h"
+#include "rcuda/tensor/autograd_meta.h"
 #include "rcuda/tensor/memory_format.h"
 
 namespace rcuda::io::onnx_import::nn {
@@ -126,17 +129,29 @@ int64_t known_spatial_dims(NodeReader& node, const Window& window) {
 
 // ---- Conv -----------------------------------------------------------------------------------
 
+namespace {
+
+// Whether a fused convolution may run as one inference pass: nothing to record (grad mode off or
+// no operand requiring grad), no autocast to apply and no tracer listening, since the fused op
+// is below the funnel (Note [Fused Conv and Relu] in load.cpp).
+bool fused_pass_allowed(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  if (autograd::observed() || autocast::any_enabled()) return false;
+  if (!GradMode::is_enabled()) return true;
+  return !x.requires_grad() && !w.requires_grad() && !(bias.defined() && bias.requires_grad());
+}
+
 // Pads become rcuda's symmetric padding plus zeros more at the end (padding_end_extra, as
 // torch's padding="same" pads): a model rcuda exported with "same" loads back to the same call.
-// More at the start than at the end is an explicit zero pad first.
-Kernel make_conv(NodeReader& node) {
+// More at the start than at the end is an explicit zero pad first. With `relu`, the kernel
+// computes relu(Conv) (the node's Relu reader then passes its input on).
+Kernel conv_kernel(NodeReader& node, bool relu) {
   const Window window = Window::read(node);
   const int64_t groups = node.i("group", 1);
   if (groups < 1) node.fail("group must be positive, got " + std::to_string(groups));
   const int64_t spatial = known_spatial_dims(node, window);
   if (spatial != 0 && spatial != 1 && spatial != 2)
     node.unsupported(std::to_string(spatial) + "-D Conv (rcuda has 1-D and 2-D convolutions)");
-  return [window, groups](const std::vector<Tensor>& in, const RunContext&) {
+  return [window, groups, relu](const std::vector<Tensor>& in, const RunContext&) {
     Tensor x = in[0];
     const Tensor& w = in[1];
     const Tensor bias = optional_input(in, 2);
@@ -158,9 +173,11 @@ Kernel make_conv(NodeReader& node) {
       has_lead = has_lead || lead[d] > 0;
     }
     if (has_lead) x = rcuda::pad(x, spatial_pad_list(lead, std::vector<int64_t>(lead.size(), 0)));
-    if (dims == 1)
-      return std::vector<Tensor>{
-          rcuda::conv1d(x, w, bias, r.stride[0], padding[0], r.dilation[0], groups, extra[0])};
+    if (dims == 1) {
+      Tensor y =
+          rcuda::conv1d(x, w, bias, r.stride[0], padding[0], r.dilation[0], groups, extra[0]);
+      return std::vector<Tensor>{relu ? rcuda::relu(y) : y};
+    }
     // A channels-last weight (Note [Channels-last convolutions] in load.cpp) takes its input
     // channels-last too; the layout then flows through the elementwise ops to the next
     // convolution without a copy.
@@ -172,9 +189,17 @@ Kernel make_conv(NodeReader& node) {
     params.dilation = {r.dilation[0], r.dilation[1]};
     params.groups = groups;
     params.padding_end_extra = {extra[0], extra[1]};
-    return std::vector<Tensor>{rcuda::conv2d(x, w, bias, params)};
+    if (relu && fused_pass_allowed(x, w, bias))
+      return std::vector<Tensor>{ops::conv2d_bias_relu(x, w, bias, params)};
+    Tensor y = rcuda::conv2d(x, w, bias, params);
+    return std::vector<Tensor>{relu ? rcuda::relu(y) : y};
   };
 }
+
+}  // namespace
+
+Kernel make_conv(NodeReader& node) { return conv_kernel(node, false); }
+Kernel make_conv_relu(NodeReader& node) { return conv_kernel(node, true); }
 
 namespace {
 

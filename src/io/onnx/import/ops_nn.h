@@ -36,6 +36,9 @@ struct Window {
 // also runs the integer convolutions of ops_quantize.cpp (ConvInteger, QLinearConv), which share
 // Conv's attributes.
 Kernel make_conv(NodeReader& node);
+// relu(Conv) as one kernel: a Conv whose only reader is a Relu (Note [Fused Conv and Relu] in
+// load.cpp).
+Kernel make_conv_relu(NodeReader& node);
 Kernel make_max_pool(NodeReader& node);
 Kernel make_average_pool(NodeReader& node);
 Kernel make_global_average_pool(NodeReader& node);
