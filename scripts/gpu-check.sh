@@ -16,7 +16,8 @@
 #                                       PyTorch's, the collector's settings swept, and fit()
 #                                       against the hand-written loop; jit: jit_trace and
 #                                       onnx_export's R tests and the traced CNN's host time;
-#                                       onnx: ONNX import's tests, node tests and benchmark)
+#                                       onnx: ONNX import's tests, node tests and benchmark;
+#                                       serve: the server's tests and load benchmark)
 #                                       (default: all, in that order; a device call is limited
 #                                       to 10 minutes, so split them over two calls)
 #   QUICK=1 shortens the benchmarks; SANITIZE_FILTER=gtest-filter narrows the sanitizer runs.
@@ -204,6 +205,36 @@ run_onnx() {
   fi
 }
 
+# The inference server (docs/serving.md): the runtime's and the server's tests on the GPU, then
+# bench/serve_load.sh (hey at 1, 16 and 64 clients, MLP and ResNet-18, with and without dynamic
+# batching, beside the in-process throughput; the overload check); with R, test-serve.R.
+run_serve() {
+  build-gpu/tests/rcuda_tests --gtest_filter='*Runtime*:*Served*:*Repository*:*FusedBiasRelu*' \
+    >"$OUT/serve_runtime.log" 2>&1
+  step "runtime tests" "exit $?; $(grep -E '^\[  PASSED' "$OUT/serve_runtime.log" | tail -1) $(grep -cE '^\[  SKIPPED \] [A-Za-z]' "$OUT/serve_runtime.log") skipped"
+  grep -E "^\[  FAILED  \]" "$OUT/serve_runtime.log" | head
+  if [ -x build-gpu/tests/rcuda_server_tests ]; then
+    build-gpu/tests/rcuda_server_tests >"$OUT/serve_server.log" 2>&1
+    step "server tests" "exit $?; $(grep -E '^\[  PASSED' "$OUT/serve_server.log" | tail -1)"
+    grep -E "^\[  FAILED  \]" "$OUT/serve_server.log" | head
+  fi
+  if command -v hey >/dev/null; then
+    BUILD=build-gpu OUT="$OUT/serve" REQUESTS=${SERVE_REQUESTS:-3000} RUN_LIMIT_S=${SERVE_RUN_S:-15} \
+      OVERLOAD_S=${SERVE_OVERLOAD_S:-30} bench/serve_load.sh cuda >"$OUT/serve_bench.txt" 2>&1
+    step "serve_load.sh" "exit $?"
+    cat "$OUT/serve_bench.txt"
+  else
+    step "serve_load.sh" "no hey (carry it: .devdeps-cpp/hey)"
+  fi
+  if command -v Rscript >/dev/null && install_r; then
+    (cd r/tests/testthat && R_LIBS=$PWD/../../../build-gpu/r-lib RCUDA_CLI=$PWD/../../../$RCUDA Rscript -e \
+      'library(testthat); library(rcuda); for (f in c("test-serve.R", "test-serving-example.R")) test_file(f, reporter = "summary")') \
+      >"$OUT/serve_r.txt" 2>&1
+    step "test-serve.R" "exit $?"
+    tail -15 "$OUT/serve_r.txt"
+  fi
+}
+
 # The MLP step from R (bench/bench_train_r.R) on the data the train stage wrote.
 run_train_r() {
   command -v Rscript >/dev/null || { step "train_r" "no R (carry .devdeps)"; return; }
@@ -340,7 +371,8 @@ for s in "${stages[@]}"; do
     r_bench) run_r_bench ;;
     jit) run_jit ;;
     onnx) run_onnx ;;
-    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench jit onnx)"; exit 2 ;;
+    serve) run_serve ;;
+    *) echo "gpu-check: unknown stage $s (build tests cli memcheck racecheck r bench train train_r layers fp8 profile r_bench jit onnx serve)"; exit 2 ;;
   esac
 done
 printf '%s\n' "${summary[@]}"

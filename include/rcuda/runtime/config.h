@@ -61,7 +61,9 @@ struct DynamicBatching {
 // its own worker thread, on each listed device.
 struct InstanceGroup {
   int count = 1;
-  std::vector<Device> devices;  // from "kind" and "gpus", or rcuda's "device": "cuda:0"
+  // From "kind" and "gpus", or rcuda's "device": "cuda:0". KIND_GPU without "gpus" is every
+  // visible GPU (Triton's meaning); empty (KIND_AUTO) is the repository's default device.
+  std::vector<Device> devices;
 };
 
 struct VersionPolicy {
