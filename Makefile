@@ -40,6 +40,7 @@ layers:
 
 test: layers build
 	$(BUILD)/tests/rcuda_tests
+	$(BUILD)/tests/rcuda_server_tests
 	scripts/cli-check.sh $(BUILD)
 	BUILD=$(BUILD) scripts/r-check.sh
 

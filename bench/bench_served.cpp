@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "rcuda/ops/creation.h"
+#include "rcuda/autograd/api.h"
 #include "rcuda/runtime/repository.h"
 
 namespace {

@@ -29,7 +29,7 @@ def config(name, batched, device, dtype, dims_in, dims_out, in_name, out_name):
     }
     if batched:
         c["dynamic_batching"] = {
-            "max_queue_delay_microseconds": 2000,
+            "max_queue_delay_microseconds": 500,
             "default_queue_policy": {"max_queue_size": 1024},
         }
         if device == "cuda":

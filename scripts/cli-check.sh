@@ -2,7 +2,8 @@
 # End-to-end checks of the `rcuda` command line, run by `make test` after the C++ tests:
 # doctor (text, exit status, JSON against docs/doctor-schema.json), monitor and exporter
 # driven by the fake NVML library (tests/telemetry/fake_nvml.c), exporter output through
-# `promtool check metrics` and an OpenMetrics parser, and a small bench.
+# `promtool check metrics` and an OpenMetrics parser, `rcuda serve` (health, one inference,
+# metrics through promtool, SIGTERM) and a small bench.
 #
 #   scripts/cli-check.sh [BUILD_DIR]       (default: build)
 #
@@ -153,6 +154,63 @@ if need curl exporter "curl"; then
   [ -n "$PORT" ] && { kill -INT $EXPORTER_PID; wait $EXPORTER_PID; }
 fi
 unset RCUDA_NVML_LIBRARY
+
+# ---- serve ----------------------------------------------------------------------------------
+# A temporary repository with tests/onnx_models' MLP (x: [batch, 16] -> output: [batch, 4]).
+if need curl serve "curl"; then
+  mkdir -p "$WORK/repo/mlp/1"
+  cp "$ROOT/tests/onnx_models/mlp_torchscript.onnx" "$WORK/repo/mlp/1/model.onnx"
+  echo '{"max_batch_size": 8}' >"$WORK/repo/mlp/config.json"
+  help=$("$RCUDA" serve --help 2>&1)
+  missing=""
+  for opt in --model-repository --http-port --metrics-port --host --max-request-bytes \
+             --http-threads --model-control-mode --vetiver-model --device; do
+    grep -q -- "$opt" <<<"$help" || missing="$missing $opt"
+  done
+  if [ -z "$missing" ]; then ok "serve --help lists every option"; else bad "serve --help lacks:$missing"; fi
+
+  "$RCUDA" serve --model-repository "$WORK/repo" --http-port 0 --metrics-port 0 --device cpu \
+    2>"$WORK/serve.err" &
+  SERVE_PID=$!
+  SPORT=""; MPORT=""
+  for _ in $(seq 100); do
+    SPORT=$(sed -n 's#.*serving http://[^:]*:\([0-9]*\) .*#\1#p' "$WORK/serve.err")
+    MPORT=$(sed -n 's#.*(metrics http://[^:]*:\([0-9]*\)/metrics)#\1#p' "$WORK/serve.err")
+    [ -n "$SPORT" ] && break
+    sleep 0.1
+  done
+  if [ -z "$SPORT" ]; then bad "serve did not start: $(cat "$WORK/serve.err")"; else
+    if grep -q "model mlp version 1: READY" "$WORK/serve.err"; then ok "serve reports each model's load"
+    else bad "serve's load report: $(cat "$WORK/serve.err")"; fi
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SPORT/v2/health/ready")
+    if [ "$code" = 200 ]; then ok "serve: /v2/health/ready is 200"; else bad "serve: ready gave $code"; fi
+    curl -sS -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$SPORT/v2/models/mlp/infer" \
+      -d '{"id": "cli", "inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 16],
+           "data": [[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16], [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]]}]}' \
+      >"$WORK/infer.json"
+    if $PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+o = r["outputs"][0]
+assert r["id"] == "cli" and r["model_name"] == "mlp" and o["name"] == "output"
+assert o["shape"] == [2, 4] and len(o["data"]) == 8 and o["datatype"] == "FP32"
+' "$WORK/infer.json"; then ok "serve: KServe v2 infer answers [2, 4] outputs"
+    else bad "serve infer: $(cat "$WORK/infer.json")"; fi
+    curl -sS "http://127.0.0.1:$MPORT/metrics" >"$WORK/serve-prom.txt"
+    if grep -q '^rcuda_inference_request_success_total{model="mlp",version="1"} 1$' "$WORK/serve-prom.txt"; then
+      ok "serve metrics count the request"
+    else bad "serve metrics"; cat "$WORK/serve-prom.txt"; fi
+    if need promtool "serve metrics through promtool" "Debian package prometheus"; then
+      if promtool check metrics <"$WORK/serve-prom.txt"; then ok "serve metrics: promtool check metrics passes"
+      else bad "serve metrics: promtool check metrics"; fi
+    fi
+    kill -TERM $SERVE_PID
+    wait $SERVE_PID
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "rcuda serve: stopped" "$WORK/serve.err"; then ok "serve drains and exits 0 on SIGTERM"
+    else bad "serve exit $rc on SIGTERM: $(tail -3 "$WORK/serve.err")"; fi
+  fi
+fi
 
 # ---- bench ----------------------------------------------------------------------------------
 if "$RCUDA" bench --size 256 --repeat 2 >"$WORK/bench.txt" 2>&1 &&

@@ -37,4 +37,17 @@ struct ExporterArgs {
 };
 int exporter(const ExporterArgs& args);
 
+struct ServeArgs {
+  std::string model_repository;
+  std::string host = "127.0.0.1";
+  int http_port = 8000;     // 0: any free port (printed on stderr)
+  int metrics_port = 8002;  // 0: any free port; -1: off
+  long long max_request_bytes = 64LL << 20;
+  int http_threads = 256;
+  std::string model_control_mode = "none";  // none | explicit
+  std::string vetiver_model;                // "": the only loaded model
+  std::string device;                       // "": CUDA when usable, else the CPU; cpu | cuda
+};
+int serve(const ServeArgs& args);
+
 }  // namespace rcuda::cli
