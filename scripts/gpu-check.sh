@@ -219,7 +219,7 @@ run_serve() {
     grep -E "^\[  FAILED  \]" "$OUT/serve_server.log" | head
   fi
   if command -v hey >/dev/null; then
-    BUILD=build-gpu OUT="$OUT/serve" REQUESTS=${SERVE_REQUESTS:-3000} RUN_LIMIT_S=${SERVE_RUN_S:-15} \
+    BUILD=build-gpu OUT="$OUT/serve" REQUESTS=${SERVE_REQUESTS:-3000} RUN_LIMIT_S=${SERVE_RUN_S:-15} INPROCESS_S=5 \
       OVERLOAD_S=${SERVE_OVERLOAD_S:-30} bench/serve_load.sh cuda >"$OUT/serve_bench.txt" 2>&1
     step "serve_load.sh" "exit $?"
     cat "$OUT/serve_bench.txt"
