@@ -8,6 +8,8 @@
 // docs/autograd.md explains how ops record, where formulas live and what is checked.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "rcuda/autograd/node.h"
@@ -39,5 +41,18 @@ void retain_grad(const Tensor& t);
 // hook(grad) runs when t's gradient is computed; a defined result replaces the gradient (same
 // shape required). ValueError for a tensor that does not require grad.
 void register_hook(const Tensor& t, GradHook hook);
+
+// hook(leaf) runs after a backward pass has accumulated a gradient into leaf.grad() (torch's
+// Tensor.register_post_accumulate_grad_hook): data-parallel training starts a bucket's
+// all-reduce there. Returns an id for remove_post_accumulate_grad_hook. ValueError for a tensor
+// that is not a leaf requiring grad.
+using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+int64_t register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook);
+// Removes a hook by its id; an id already removed (or of a freed leaf) is ignored.
+void remove_post_accumulate_grad_hook(const Tensor& leaf, int64_t id);
+// callback runs once, when the backward pass running now has finished every node (torch's
+// Variable._execution_engine.queue_callback): data-parallel training waits for its all-reduces
+// there. ValueError outside a backward pass. An exception from it ends the backward call with it.
+void queue_callback(std::function<void()> callback);
 
 }  // namespace rcuda::autograd
