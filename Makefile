@@ -38,9 +38,16 @@ r-install: build
 layers:
 	@scripts/check-layers.sh
 
+# The process groups' tests run under Open MPI's mpirun, which refuses root unless told (containers
+# and CI run as root).
+MPIRUN = $(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 )mpirun --oversubscribe
+
 test: layers build
 	$(BUILD)/tests/rcuda_tests
 	$(BUILD)/tests/rcuda_server_tests
+	$(MPIRUN) -np 2 $(BUILD)/tests/rcuda_dist_tests
+	$(MPIRUN) -np 3 $(BUILD)/tests/rcuda_dist_tests
+	BUILD=$(BUILD) tests/dist/dead_rank.sh
 	scripts/cli-check.sh $(BUILD)
 	BUILD=$(BUILD) scripts/r-check.sh
 

@@ -23,12 +23,12 @@ set -u -f  # -f: the vendor patterns below are matched against include paths, ne
 cd "${1:-$(dirname "$0")/..}" || exit 2
 
 # Bottom to top (docs/ARCHITECTURE.md and src/CMakeLists.txt's DEPS): telemetry above backend,
-# io above ops, doctor above telemetry and autograd, graph above nn and amp, io/onnx above graph,
+# io above ops, dist above autograd, doctor above telemetry and autograd, graph above nn and amp, io/onnx above graph,
 # runtime above io/onnx.
 # Sub-folders rank with their top folder (backend/cpu as backend), except those listed here
 # (io/onnx), which are layers of their own: their files follow their own README, and their public
 # headers (include/rcuda/io/onnx.h, include/rcuda/io/onnx/) count as their layer's.
-ORDER=(core memory tensor backend telemetry ops io autograd doctor optim nn amp graph io/onnx runtime)
+ORDER=(core memory tensor backend telemetry ops io autograd dist doctor optim nn amp graph io/onnx runtime)
 
 # Vendor: header pattern (a bash glob on the include path) and the README word that allows it.
 VENDOR_NAMES=(cuda cub cublas cusolver cudnn nccl nvml openblas openmp mpi http onnx r)

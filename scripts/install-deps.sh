@@ -17,6 +17,7 @@ packages=(
   python3 python3-numpy python3-pip  # tests/io: safetensors' reference implementation (below)
   r-base-core r-base-dev r-cran-cpp11 r-cran-testthat r-cran-r6 r-cran-magrittr r-cran-cli   # the R package (r/)
   libcpp-httplib-dev prometheus python3-jsonschema curl  # rcuda CLI: exporter, promtool, checks
+  libopenmpi-dev openmpi-bin      # process groups (src/dist): MPI backend, NCCL's bootstrap, mpirun
   hey wrk                         # the inference server's load benchmarks and overload check
   r-cran-plumber r-cran-curl r-cran-processx r-cran-jsonlite  # serve() from R, examples/serving
 )

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace rcuda::cli {
 
@@ -49,5 +50,12 @@ struct ServeArgs {
   std::string device;                       // "": CUDA when usable, else the CPU; cpu | cuda
 };
 int serve(const ServeArgs& args);
+
+struct LaunchArgs {
+  int nproc_per_node = 1;
+  std::string mpirun = "mpirun";
+  std::vector<std::string> command;  // the program and its arguments
+};
+int launch(const LaunchArgs& args);
 
 }  // namespace rcuda::cli

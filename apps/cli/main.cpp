@@ -37,6 +37,22 @@ void restart_with_passive_openmp(int argc, char** argv) {
   execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
 }
 
+// `rcuda launch [OPTIONS] [--] PROGRAM ARGS...`: where PROGRAM starts, so that its arguments
+// (which may look like rcuda's options) reach it untouched. argc when there is none.
+int launch_program_index(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "launch") return argc;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return i;  // launch() drops it
+    if (arg == "--nproc-per-node" || arg == "--mpirun") {
+      ++i;  // its value
+    } else if (arg.empty() || arg[0] != '-') {
+      return i;
+    }
+  }
+  return argc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,13 +140,29 @@ int main(int argc, char** argv) {
                    "usable, else the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 
-  CLI11_PARSE(app, argc, argv);
+  rcuda::cli::LaunchArgs launch;
+  CLI::App* launch_cmd = app.add_subcommand(
+      "launch",
+      "Start N ranks of a program on this machine through Open MPI's mpirun, as torchrun does: "
+      "rcuda launch --nproc-per-node N [--] PROGRAM ARGS...");
+  launch_cmd
+      ->add_option("--nproc-per-node", launch.nproc_per_node,
+                   "Ranks to start (one per GPU for the nccl backend)")
+      ->required()
+      ->check(CLI::Range(1, 4096));
+  launch_cmd->add_option("--mpirun", launch.mpirun, "Open MPI's mpirun (default: mpirun on PATH)");
+
+  // PROGRAM and its arguments are not parsed: CLI11 sees only what comes before them.
+  const int program = launch_program_index(argc, argv);
+  launch.command.assign(argv + program, argv + argc);
+  CLI11_PARSE(app, program, argv);
   try {
     if (doctor_cmd->parsed()) return rcuda::cli::doctor(doctor);
     if (bench_cmd->parsed()) return rcuda::cli::bench(bench);
     if (monitor_cmd->parsed()) return rcuda::cli::monitor(monitor);
     if (exporter_cmd->parsed()) return rcuda::cli::exporter(exporter);
     if (serve_cmd->parsed()) return rcuda::cli::serve(serve);
+    if (launch_cmd->parsed()) return rcuda::cli::launch(launch);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rcuda: %s\n", e.what());
     return 2;

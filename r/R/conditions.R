@@ -9,7 +9,8 @@ error_classes <- c(
   DeviceError = "rcuda_device_error",
   OutOfMemoryError = "rcuda_oom_error",
   CudaError = "rcuda_cuda_error",
-  FileError = "rcuda_file_error"
+  FileError = "rcuda_file_error",
+  DistError = "rcuda_dist_error"
 )
 
 # torch for R's own class for the same kind of error, which scripts written for it catch

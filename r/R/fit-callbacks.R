@@ -203,6 +203,8 @@ checkpoint_callback <- function(path, monitor, save_best_only, mode, min_delta, 
         if (!improves(value, best, mode, min_delta)) return(invisible(NULL))
         best <<- value
       }
+      # On several ranks the replicas are equal: rank 0 writes (Note [fit on several ranks]).
+      if (dist_is_initialized() && dist_get_rank() != 0) return(invisible(NULL))
       file <- gsub("{epoch}", ctx$epoch, path, fixed = TRUE)
       write_atomically(file, function(tmp) save(ctx$model$state_dict(), tmp))
     }

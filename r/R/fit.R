@@ -36,6 +36,16 @@ fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL
   }
   ctx <- new_fit_context(model, optimizer, loss_fn, fit_device(model, device), epochs,
                          metrics, has_valid = !is.null(valid_dl))
+  # Note [fit on several ranks] (R/fit-distributed.R): with a process group, the wrapped model
+  # trains on this rank's share of the data, and only rank 0 prints.
+  dist <- fit_distributed(model, train_dl, valid_dl)
+  if (!is.null(dist)) {
+    on.exit(dist$release(), add = TRUE)
+    ctx$forward_model <- dist$model
+    train_dl <- dist$train_dl
+    valid_dl <- dist$valid_dl
+    verbose <- verbose && dist$rank == 0
+  }
   hooks <- collect_hooks(callbacks)
   reporter <- fit_reporter(verbose, bar = verbose && fit_is_interactive())
   train_batches <- batch_count(train_dl)
@@ -44,16 +54,19 @@ fit <- function(model, train_dl, loss_fn, optimizer, epochs = 1, valid_dl = NULL
   run_hooks(hooks$on_fit_begin, ctx)
   for (epoch in seq_len(epochs)) {
     ctx$epoch <- epoch
+    if (!is.null(dist)) dist$set_epoch(epoch)
     run_hooks(hooks$on_epoch_begin, ctx)
     started <- now()
     reporter$epoch_begin(epoch, epochs, train_batches)
     train <- train_phase(ctx, train_dl, batch_to, hooks, reporter)
     train_seconds <- now() - started
+    if (!is.null(dist)) train[c("values", "samples")] <- dist_average(train$values, train$samples)
     if (is.na(train_batches)) train_batches <- train$batches
     record <- c(list(epoch = epoch), prefixed(train$values, "train_"))
     if (!is.null(valid_dl)) {
       run_hooks(hooks$on_valid_begin, ctx)
       valid <- valid_phase(ctx, valid_dl, batch_to)
+      if (!is.null(dist)) valid[c("values", "samples")] <- dist_average(valid$values, valid$samples)
       if (is.na(valid_batches)) valid_batches <- valid$batches
       record <- c(record, prefixed(valid$values, "valid_"))
       run_hooks(hooks$on_valid_end, ctx)
@@ -120,7 +133,7 @@ now <- function() as.numeric(Sys.time())
 
 # Note [fit is the hand-written loop] and [One read-back per phase].
 train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
-  model <- ctx$model
+  model <- ctx$forward_model %||% ctx$model  # the data-parallel wrapper on several ranks
   optimizer <- ctx$optimizer
   loss_fn <- ctx$loss_fn
   device <- ctx$device
@@ -190,7 +203,7 @@ train_phase <- function(ctx, dl, batch_to, hooks, reporter) {
 }
 
 valid_phase <- function(ctx, dl, batch_to) {
-  model <- ctx$model
+  model <- ctx$forward_model %||% ctx$model
   loss_fn <- ctx$loss_fn
   device <- ctx$device
   metrics <- lapply(ctx$metrics, metric_instance)

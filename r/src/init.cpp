@@ -205,6 +205,16 @@ SEXP rc_onnx_run(SEXP ptr, SEXP inputs);
 SEXP rc_onnx_info(SEXP ptr, SEXP what);
 SEXP rc_onnx_to(SEXP ptr, SEXP device);
 SEXP rc_onnx_set_cuda_graphs(SEXP ptr, SEXP enabled);
+// dist.cpp
+SEXP rc_dist_init(SEXP backend, SEXP timeout_ms);
+SEXP rc_dist_state();
+SEXP rc_dist_launch_info();
+SEXP rc_dist_destroy();
+SEXP rc_dist_collective(SEXP kind, SEXP tensors, SEXP op, SEXP root);
+SEXP rc_dist_work(SEXP ptr, SEXP what);
+SEXP rc_ddp_new(SEXP parameters, SEXP buffers, SEXP options);
+SEXP rc_ddp_call(SEXP ptr, SEXP what);
+SEXP rc_ddp_no_sync(SEXP ptr, SEXP token);
 
 static const R_CallMethodDef call_methods[] = {
     {"rc_trace_begin", (DL_FUNC)&rc_trace_begin, 5},
@@ -218,6 +228,15 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_onnx_info", (DL_FUNC)&rc_onnx_info, 2},
     {"rc_onnx_to", (DL_FUNC)&rc_onnx_to, 2},
     {"rc_onnx_set_cuda_graphs", (DL_FUNC)&rc_onnx_set_cuda_graphs, 2},
+    {"rc_dist_init", (DL_FUNC)&rc_dist_init, 2},
+    {"rc_dist_state", (DL_FUNC)&rc_dist_state, 0},
+    {"rc_dist_launch_info", (DL_FUNC)&rc_dist_launch_info, 0},
+    {"rc_dist_destroy", (DL_FUNC)&rc_dist_destroy, 0},
+    {"rc_dist_collective", (DL_FUNC)&rc_dist_collective, 4},
+    {"rc_dist_work", (DL_FUNC)&rc_dist_work, 2},
+    {"rc_ddp_new", (DL_FUNC)&rc_ddp_new, 3},
+    {"rc_ddp_call", (DL_FUNC)&rc_ddp_call, 2},
+    {"rc_ddp_no_sync", (DL_FUNC)&rc_ddp_no_sync, 2},
     {"rc_from_r", (DL_FUNC)&rc_from_r, 3},
     {"rc_to_r", (DL_FUNC)&rc_to_r, 1},
     {"rc_item", (DL_FUNC)&rc_item, 1},

@@ -8,6 +8,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "backward_hooks.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
@@ -110,7 +111,13 @@ class GraphTask {
       run_hooks(*node, grads);
       capture(node, grads, captured);
       TensorList outputs;
-      if (executes(node) && any_defined(grads)) outputs = node->apply(std::move(grads));
+      if (executes(node) && any_defined(grads)) {
+        outputs = node->apply(std::move(grads));
+        // The leaf's grad now holds this pass's gradient (register_post_accumulate_grad_hook).
+        if (has_post_accumulate_grad_hooks())
+          if (auto* acc = dynamic_cast<AccumulateGrad*>(node))
+            run_post_accumulate_grad_hooks(acc->leaf());
+      }
       if (!retain_graph_) node->release_saved();
       const auto& edges = node->next_edges();
       for (size_t i = 0; i < edges.size(); ++i) {
@@ -258,6 +265,7 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
   RCUDA_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError, op,
               ": got ", grad_outputs.size(), " grad_outputs for ", outputs.size(), " outputs");
   NoGradGuard no_grad;
+  BackwardCallbacks callbacks;  // queue_callback's list for this pass
   GraphTask task(retain_graph, captures);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
@@ -278,7 +286,9 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
     if (g.dtype() != out.dtype()) g = ops::to(g, out.dtype());
     task.add_root(gradient_edge(out), std::move(g));
   }
-  return task.run();
+  TensorList captured = task.run();
+  callbacks.run();
+  return captured;
 }
 
 }  // namespace rcuda::autograd

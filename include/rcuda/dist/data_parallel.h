@@ -31,7 +31,7 @@ struct DataParallelOptions {
   int64_t bucket_bytes = 25 << 20;       // bucket_cap_mb = 25
   int64_t first_bucket_bytes = 1 << 20;  // the first (last-layer) bucket
   bool find_unused_parameters = false;
-  bool broadcast_buffers = true;         // rank 0's buffers sent before each forward
+  bool broadcast_buffers = true;  // rank 0's buffers sent before each forward
 };
 
 class DataParallel {
@@ -47,12 +47,13 @@ class DataParallel {
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
 
-  // Call before each forward: broadcasts the buffers when broadcast_buffers, and arms the
-  // reducer for the next backward (unless inside no_sync).
+  // Call before each forward: broadcasts rank 0's buffers when broadcast_buffers (running
+  // statistics that each rank's forward updated from its own shard).
   void before_forward();
 
   // While a NoSync lives, backward passes accumulate local gradients without communicating (the
-  // first backward after it ends reduces the accumulated sum), as DDP's no_sync().
+  // first backward after it ends reduces the accumulated sum), as DDP's no_sync(). What counts
+  // is when backward runs, not when the forward did.
   class NoSync {
    public:
     explicit NoSync(DataParallel& ddp);

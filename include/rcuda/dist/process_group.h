@@ -12,7 +12,8 @@
 // read (MPI) or orders the current CUDA stream after it (NCCL, which runs on the current stream).
 // Every rank must call the same collectives in the same order with the same shapes and dtypes;
 // a mismatch is a DistError naming the collective, the ranks and what differs, never corrupt
-// memory. A rank that dies or stops answering makes the others' wait() throw DistError within the
+// memory. A rank that dies or stops answering makes the others' wait() (or, with check_shapes,
+// their next collective call, which exchanges the fingerprints) throw DistError within the
 // group's timeout, naming the rank where it can be known; never a hang.
 #pragma once
 
