@@ -48,6 +48,7 @@ test: layers build
 	$(MPIRUN) -np 2 $(BUILD)/tests/rcuda_dist_tests
 	$(MPIRUN) -np 3 $(BUILD)/tests/rcuda_dist_tests
 	BUILD=$(BUILD) tests/dist/dead_rank.sh
+	BUILD=$(BUILD) tests/dist/slurm_single_node.sh
 	scripts/cli-check.sh $(BUILD)
 	BUILD=$(BUILD) scripts/r-check.sh
 

@@ -18,6 +18,7 @@ packages=(
   r-base-core r-base-dev r-cran-cpp11 r-cran-testthat r-cran-r6 r-cran-magrittr r-cran-cli   # the R package (r/)
   libcpp-httplib-dev prometheus python3-jsonschema curl  # rcuda CLI: exporter, promtool, checks
   libopenmpi-dev openmpi-bin      # process groups (src/dist): MPI backend, NCCL's bootstrap, mpirun
+  slurm-wlm munge                 # tests/dist/slurm_single_node.sh: a one-node Slurm for srun
   hey wrk                         # the inference server's load benchmarks and overload check
   r-cran-plumber r-cran-curl r-cran-processx r-cran-jsonlite  # serve() from R, examples/serving
 )

@@ -1,6 +1,8 @@
 // Calls that cannot work: arguments every rank refuses on its own (before any exchange), and
 // calls the ranks disagree on, which must be a DistError on every rank naming what differs,
 // with the tensors untouched.
+#include <cstdlib>
+
 #include "dist/dist_support.h"
 #include "rcuda/backend/cuda.h"
 
@@ -28,7 +30,9 @@ void expect_disagreement(F&& body, const std::vector<std::string>& parts) {
 TEST(DistGroup, RankAndSizeAreTheLaunchersAndMpis) {
   auto g = group();
   const rcuda::dist::LaunchInfo launch = rcuda::dist::launch_info();
-  EXPECT_EQ(launch.launcher, "mpirun");
+  // mpirun in make test; tests/dist/slurm_single_node.sh sets RCUDA_EXPECT_LAUNCHER=slurm.
+  const char* expected = std::getenv("RCUDA_EXPECT_LAUNCHER");
+  EXPECT_EQ(launch.launcher, expected != nullptr ? expected : "mpirun");
   EXPECT_EQ(g->rank(), launch.rank);
   EXPECT_EQ(g->size(), launch.world_size);
   EXPECT_EQ(g->backend(), rcuda::dist::Backend::Mpi);
