@@ -38,7 +38,9 @@ namespace {
 using dnnl::memory;
 using ConvArgs = Backend::ConvArgs;
 
-enum class ConvPass : uint8_t { Forward, BackwardInput, BackwardWeight };
+// ForwardBiasRelu: relu(conv + bias) as one inference primitive, the bias and a relu post-op in
+// oneDNN's epilogue (Note [Fused convolution epilogue] in backend/cuda/conv_cudnn.cpp).
+enum class ConvPass : uint8_t { Forward, BackwardInput, BackwardWeight, ForwardBiasRelu };
 
 const char* pass_name(ConvPass pass) {
   switch (pass) {
@@ -48,6 +50,8 @@ const char* pass_name(ConvPass pass) {
       return "conv2d_backward_input";
     case ConvPass::BackwardWeight:
       return "conv2d_backward_weight";
+    case ConvPass::ForwardBiasRelu:
+      return "conv2d_bias_relu";
   }
   return "conv2d";
 }
@@ -68,7 +72,13 @@ using ConvKey = std::array<int64_t, 33>;
 
 // A forward pass without grad mode is inference: oneDNN may pick kernels that keep nothing for
 // a backward pass.
-bool inference_only(ConvPass pass) { return pass == ConvPass::Forward && !GradMode::is_enabled(); }
+bool inference_only(ConvPass pass) {
+  return pass == ConvPass::ForwardBiasRelu ||
+         (pass == ConvPass::Forward && !GradMode::is_enabled());
+}
+bool is_forward(ConvPass pass) {
+  return pass == ConvPass::Forward || pass == ConvPass::ForwardBiasRelu;
+}
 
 ConvKey make_key(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
   ConvKey key{};
@@ -133,13 +143,23 @@ ConvPrimitive make_primitive(ConvPass pass, const ConvOperands& t, const ConvArg
   const memory::desc result = any_desc(dims_of(t.result));
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const bool fused = pass == ConvPass::ForwardBiasRelu;
+  if (fused) {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(relu);
+  }
+  const memory::desc bias =
+      fused ? memory::desc({t.result.size(1)}, memory::data_type::f32, memory::format_tag::x)
+            : memory::desc();
   const dnnl::convolution_forward::desc forward_desc(
       inference_only(pass) ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training,
-      dnnl::algorithm::convolution_direct, image, weight, memory::desc(), result, strides, dilates,
-      padding, padding);
+      dnnl::algorithm::convolution_direct, image, weight, bias, result, strides, dilates, padding,
+      padding);
   const dnnl::convolution_forward::primitive_desc forward(forward_desc, attr, cpu_engine());
   switch (pass) {
     case ConvPass::Forward:
+    case ConvPass::ForwardBiasRelu:
       return {dnnl::convolution_forward(forward), forward.src_desc(), forward.weights_desc(),
               forward.dst_desc(), forward.scratchpad_desc()};
     case ConvPass::BackwardInput: {
@@ -282,8 +302,10 @@ ReorderedWeights& reordered_weights() {
   return *kept;
 }
 
-// Runs one pass on float32 tensors; the written operand is the one `pass` produces.
-void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
+// Runs one pass on float32 tensors; the written operand is the one `pass` produces. `bias`
+// ([O], contiguous) only for ForwardBiasRelu.
+void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a,
+                 const Tensor* bias = nullptr) {
   try {
     const std::shared_ptr<const ConvPrimitive> p = primitive_cache().get(pass, t, a);
     dnnl::stream stream(cpu_engine());
@@ -291,14 +313,13 @@ void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
         bind(t.image, user_desc(t.image), p->image, pass != ConvPass::BackwardInput, stream);
     const memory::desc weight_md = user_weight_desc(t.weight, a.groups);
     BoundOperand weight;
-    if (pass == ConvPass::Forward && !GradMode::is_enabled() && weight_md != p->weight) {
+    if (inference_only(pass) && weight_md != p->weight) {
       weight.user = memory(weight_md, cpu_engine(), t.weight.data_ptr());
       weight.wanted = reordered_weights().get(t.weight, weight_md, p->weight, stream);
     } else {
       weight = bind(t.weight, weight_md, p->weight, pass != ConvPass::BackwardWeight, stream);
     }
-    BoundOperand result =
-        bind(t.result, user_desc(t.result), p->result, pass != ConvPass::Forward, stream);
+    BoundOperand result = bind(t.result, user_desc(t.result), p->result, !is_forward(pass), stream);
     const Tensor scratchpad = scratch_bytes(p->scratchpad.get_size());
     const memory scratch(p->scratchpad, cpu_engine(), scratchpad.data_ptr());
     switch (pass) {
@@ -308,6 +329,17 @@ void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
                                       {DNNL_ARG_DST, result.wanted},
                                       {DNNL_ARG_SCRATCHPAD, scratch}});
         break;
+      case ConvPass::ForwardBiasRelu: {
+        const memory bias_memory(
+            memory::desc({bias->numel()}, memory::data_type::f32, memory::format_tag::x),
+            cpu_engine(), bias->data_ptr());
+        p->primitive.execute(stream, {{DNNL_ARG_SRC, image.wanted},
+                                      {DNNL_ARG_WEIGHTS, weight.wanted},
+                                      {DNNL_ARG_BIAS, bias_memory},
+                                      {DNNL_ARG_DST, result.wanted},
+                                      {DNNL_ARG_SCRATCHPAD, scratch}});
+        break;
+      }
       case ConvPass::BackwardInput:
         p->primitive.execute(stream, {{DNNL_ARG_DIFF_SRC, image.wanted},
                                       {DNNL_ARG_WEIGHTS, weight.wanted},
@@ -321,7 +353,7 @@ void run_float32(ConvPass pass, const ConvOperands& t, const ConvArgs& a) {
                                       {DNNL_ARG_SCRATCHPAD, scratch}});
         break;
     }
-    BoundOperand& written = pass == ConvPass::Forward         ? result
+    BoundOperand& written = is_forward(pass)                  ? result
                             : pass == ConvPass::BackwardInput ? image
                                                               : weight;
     if (written.reordered)
@@ -356,6 +388,14 @@ void CpuBackend::conv2d(const Tensor& out, const Tensor& in, const Tensor& weigh
   const Tensor out32 = Tensor::empty(out.shape(), DType::Float32);
   run_float32(ConvPass::Forward, {in32, weight32, out32}, args);
   copy(out, out32);
+}
+
+// float32 only: the half types and float64 run their three passes (ops::conv2d_bias_relu).
+bool CpuBackend::conv2d_bias_relu(const Tensor& out, const Tensor& in, const Tensor& weight,
+                                  const Tensor& bias, const ConvArgs& args) {
+  if (in.dtype() != DType::Float32) return false;
+  run_float32(ConvPass::ForwardBiasRelu, {in, weight, out}, args, &bias);
+  return true;
 }
 
 void CpuBackend::conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "rcuda/backend/backend.h"
+#include "rcuda/backend/fused.h"
 
 namespace rcuda::cpu {
 
@@ -11,7 +12,7 @@ namespace rcuda::cpu {
 // blas_info.cpp); called once, when the backend is made.
 void share_cores_with_blas();
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public Backend, public FusedConvolution {
  public:
   DeviceType device_type() const override { return DeviceType::CPU; }
   Allocator& allocator(int /*device_index*/) override { return cpu_allocator(); }
@@ -128,6 +129,8 @@ class CpuBackend final : public Backend {
   // conv_f64.cpp (float64) ----
   void conv2d(const Tensor& out, const Tensor& in, const Tensor& weight,
               const ConvArgs& args) override;
+  bool conv2d_bias_relu(const Tensor& out, const Tensor& in, const Tensor& weight,
+                        const Tensor& bias, const ConvArgs& args) override;  // FusedConvolution
   void conv2d_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Tensor& weight,
                              const ConvArgs& args) override;
   void conv2d_backward_weight(const Tensor& grad_weight, const Tensor& grad_out, const Tensor& in,

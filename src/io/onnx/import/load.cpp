@@ -183,15 +183,23 @@ Tensor place(const Tensor& t, Device device) {
 // Note [Fused Conv and Relu]
 // A Conv whose output only a Relu reads (and the graph does not output) runs as one kernel,
 // relu(conv + bias): on CUDA one cuDNN graph with the bias and relu in the convolution's epilogue
-// (Note [Fused convolution epilogue] in conv_cudnn.cpp), two passes over the activation fewer per
-// convolution, which is most of ResNet's. The Relu node stays, passing its input on, so the
+// (Note [Fused convolution epilogue] in conv_cudnn.cpp), and on the CPU one oneDNN primitive with
+// a bias and a relu post-op: two passes over the activation fewer per convolution, which is most
+// of ResNet's. The Relu node stays, passing its input on, so the
 // model's nodes and op counts are the file's. The fused kernel runs below the funnel, so it is
 // taken only for inference (nothing to record, no autocast, no tracer); otherwise the kernel
-// calls conv2d and relu as usual. RCUDA_ONNX_FUSE=0 turns it off.
+// calls conv2d and relu as usual. On the CPU, oneDNN adds the bias and applies the relu in the
+// convolution's epilogue too, before the one rounding of the sum, so the results can differ in
+// the last bit from three passes: models that rcuda exported (producer "rcuda") are not fused on
+// the CPU, so that they reproduce rcuda's own outputs to the bit, as Note [Channels-last
+// convolutions] keeps them NCHW. RCUDA_ONNX_FUSE=0 turns fusion off everywhere, =1 fuses those
+// models too.
 // Returns the proto indices of the Conv nodes to fuse and of the Relu nodes they absorb.
-std::pair<std::set<int>, std::set<int>> conv_relu_pairs(const onnx::GraphProto& g) {
+std::pair<std::set<int>, std::set<int>> conv_relu_pairs(const onnx::GraphProto& g, const Impl& m) {
   const char* env = std::getenv("RCUDA_ONNX_FUSE");
-  if (env != nullptr && std::string(env) == "0") return {};
+  const std::string choice = env != nullptr ? env : "";
+  if (choice == "0") return {};
+  if (m.device.is_cpu() && m.producer.rfind("rcuda", 0) == 0 && choice != "1") return {};
   std::map<std::string, std::vector<int>> readers;
   for (int n = 0; n < g.node_size(); ++n)
     for (const std::string& in : g.node(n).input())
@@ -216,7 +224,7 @@ std::pair<std::set<int>, std::set<int>> conv_relu_pairs(const onnx::GraphProto& 
 
 void bind_nodes(const onnx::GraphProto& g, const std::vector<int>& order, Names& names, Impl& m) {
   std::map<std::string, int> counts;
-  const auto [fused_convs, absorbed_relus] = conv_relu_pairs(g);
+  const auto [fused_convs, absorbed_relus] = conv_relu_pairs(g, m);
   for (int n : order) {
     const onnx::NodeProto& proto = g.node(n);
     for (const onnx::AttributeProto& a : proto.attribute())
