@@ -7,8 +7,16 @@
 //   bench_resnet [--device cuda|cpu] [--dtype float32|bfloat16] [--channels-last] [--batch 512]
 //                [--steps 10] [--chunks 5] [--warmup 5] [--no-benchmark]
 // Prints `name: value` lines (resnet18_b512_fp32_img_per_s, ..._bf16_cl_...; "_cpu" off the GPU).
+// RCUDA_BENCH_DDP=1 wraps the parameters in dist::DataParallel over the default process group
+// (NCCL on CUDA, MPI on the CPU; world size 1 when started alone, or under mpirun): the figures
+// end in "_ddp", and beside the plain step they give data-parallel training's added time.
+#include <cstdlib>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "rcuda/dist/data_parallel.h"
 
 #include "train_step.h"
 
@@ -128,7 +136,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (device.is_cuda()) rcuda::cuda::set_cudnn_benchmark(o.benchmark);
-  const std::string name = "resnet18_b" + std::to_string(o.batch) + "_" + bench::tag_of(o, device);
+  const char* ddp_env = std::getenv("RCUDA_BENCH_DDP");
+  const bool data_parallel = ddp_env != nullptr && std::string(ddp_env) == "1";
+  const std::string name = "resnet18_b" + std::to_string(o.batch) + "_" + bench::tag_of(o, device) +
+                           (data_parallel ? "_ddp" : "");
 
   rcuda::manual_seed(0);
   const Maker maker{bench::dtype_of(o), device, bench::format_of(o)};
@@ -142,6 +153,16 @@ int main(int argc, char** argv) {
   sgd.nesterov = true;
   sgd.weight_decay = 5e-4;
   rcuda::optim::SGD opt(model.parameters(), sgd);
+  std::unique_ptr<rcuda::dist::DataParallel> ddp;
+  if (data_parallel) {
+    rcuda::dist::ProcessGroupOptions group;
+    group.backend = device.is_cuda() ? rcuda::dist::Backend::Nccl : rcuda::dist::Backend::Mpi;
+    std::vector<std::pair<std::string, Tensor>> named;
+    for (const Tensor& p : model.parameters())
+      named.emplace_back("parameter " + std::to_string(named.size()), p);
+    ddp = std::make_unique<rcuda::dist::DataParallel>(rcuda::dist::init_process_group(group),
+                                                      std::move(named));
+  }
 
   {  // Whether channels-last survives the blocks (a silent copy to contiguous would cost time).
     rcuda::NoGradGuard no_grad;
@@ -153,6 +174,7 @@ int main(int argc, char** argv) {
   bench::LossTrace trace;
   const auto step = [&] {
     opt.zero_grad();
+    if (ddp) ddp->before_forward();
     Tensor loss;
     {
       std::optional<rcuda::AutocastGuard> autocast;
