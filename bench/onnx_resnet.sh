@@ -31,7 +31,7 @@ for tag in fp32 fp16; do
   done
 done
 for batch in 1 64; do
-  iters=$([ $batch = 1 ] && echo 20 || echo 3)
+  iters=$([ $batch = 1 ] && echo 20 || echo 5)  # batch 64: 5 runs, 3 warm-up (the figure moved by a tenth with 3)
   OMP_NUM_THREADS=$threads $bench "$models/resnet18_fp32.onnx" --name resnet18 --device cpu --batch $batch \
     --iters $iters | grep -v "load_ms" >>"$OUT/onnx_rcuda.txt"
 done
