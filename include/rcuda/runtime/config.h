@@ -44,9 +44,9 @@ struct TensorConfig {
 };
 
 struct QueuePolicy {
-  int64_t max_queue_size = 0;              // 0: unbounded
+  int64_t max_queue_size = 0;                // 0: unbounded
   int64_t default_timeout_microseconds = 0;  // 0: no timeout
-  bool allow_timeout_override = true;      // may a request's "timeout" parameter set its own?
+  bool allow_timeout_override = true;        // may a request's "timeout" parameter set its own?
   // Triton's timeout_action: only REJECT (a request past its timeout is answered and dropped,
   // never run late); DELAY is refused at load, saying so.
 };

@@ -48,9 +48,9 @@ struct NamedTensor {
 };
 
 struct InferRequest {
-  std::string id;                    // echoed in the response
-  std::vector<NamedTensor> inputs;   // every input of the model, in any order
-  std::vector<std::string> outputs;  // the outputs wanted; empty: all, in the model's order
+  std::string id;                     // echoed in the response
+  std::vector<NamedTensor> inputs;    // every input of the model, in any order
+  std::vector<std::string> outputs;   // the outputs wanted; empty: all, in the model's order
   int64_t timeout_microseconds = -1;  // -1: the queue policy's default; 0: none
 };
 
@@ -66,14 +66,14 @@ struct InferResponse {
 struct ModelStats {
   uint64_t request_success = 0;
   uint64_t request_failure = 0;
-  uint64_t inference_count = 0;   // batch rows run (a request of 4 rows counts 4)
-  uint64_t execution_count = 0;   // batches run
-  uint64_t request_duration_us = 0;          // submit to answer, successful requests
-  uint64_t queue_duration_us = 0;            // waiting in the queue
-  uint64_t compute_input_duration_us = 0;    // merging, padding, copying inputs to the device
-  uint64_t compute_infer_duration_us = 0;    // running the model
-  uint64_t compute_output_duration_us = 0;   // copying outputs back and splitting them
-  int64_t pending_request_count = 0;         // in the queue now
+  uint64_t inference_count = 0;             // batch rows run (a request of 4 rows counts 4)
+  uint64_t execution_count = 0;             // batches run
+  uint64_t request_duration_us = 0;         // submit to answer, successful requests
+  uint64_t queue_duration_us = 0;           // waiting in the queue
+  uint64_t compute_input_duration_us = 0;   // merging, padding, copying inputs to the device
+  uint64_t compute_infer_duration_us = 0;   // running the model
+  uint64_t compute_output_duration_us = 0;  // copying outputs back and splitting them
+  int64_t pending_request_count = 0;        // in the queue now
 };
 
 class ServedModel {
@@ -81,8 +81,8 @@ class ServedModel {
   // Loads `onnx_path` on every instance's device and completes `config` from the file (inputs
   // and outputs it leaves out), checking the two agree; captures config.cuda_graphs' batch
   // sizes on CUDA; starts the workers. ValueError or FileError naming the model and the reason.
-  static std::shared_ptr<ServedModel> load(const ModelConfig& config,
-                                           const std::string& onnx_path, int64_t version);
+  static std::shared_ptr<ServedModel> load(const ModelConfig& config, const std::string& onnx_path,
+                                           int64_t version);
   ~ServedModel();  // stop(), then joins the workers
   ServedModel(const ServedModel&) = delete;
   ServedModel& operator=(const ServedModel&) = delete;

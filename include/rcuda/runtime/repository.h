@@ -57,8 +57,7 @@ class ModelRepository {
 
   // The served model: the version asked for, or the newest loaded one for "". InferError
   // (NotFound) naming the model (and version) when it is not loaded.
-  std::shared_ptr<ServedModel> find(const std::string& name,
-                                    const std::string& version = "") const;
+  std::shared_ptr<ServedModel> find(const std::string& name, const std::string& version = "") const;
   // The loaded versions of a model, newest first (empty when not loaded).
   std::vector<int64_t> versions(const std::string& name) const;
   // Names of the loaded models, sorted.
