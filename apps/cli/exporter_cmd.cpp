@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -13,22 +12,12 @@
 #include "commands.h"
 #include "rcuda/telemetry/metrics.h"
 #include "rcuda/telemetry/sampler.h"
+#include "stop_signal.h"
 
 namespace rcuda::cli {
-namespace {
-volatile std::sig_atomic_t stop_requested = 0;
-void on_stop_signal(int) { stop_requested = 1; }
-}  // namespace
-
 int exporter(const ExporterArgs& args) {
-  // SIGINT/SIGTERM set a flag that a small thread polls to stop the server. (sigwait is not
-  // enough: the CUDA driver's own threads, started with --allocator-stats, may take the
-  // signal, and a shell starts background jobs with SIGINT ignored.)
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // SIGINT/SIGTERM set a flag that a small thread polls to stop the server (stop_signal.h).
+  catch_stop_signals();
 
   telemetry::Registry registry;
   telemetry::export_build_info(registry);
@@ -72,7 +61,7 @@ int exporter(const ExporterArgs& args) {
 
   std::atomic<bool> listening_done{false};
   std::thread stopper([&] {
-    while (!stop_requested && !listening_done)
+    while (!stop_requested() && !listening_done)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     server.stop();
   });

@@ -15,12 +15,10 @@
 #include "commands.h"
 #include "rcuda/telemetry/nvml.h"
 #include "rcuda/telemetry/sampler.h"
+#include "stop_signal.h"
 
 namespace rcuda::cli {
 namespace {
-
-volatile std::sig_atomic_t stop_requested = 0;
-void on_stop_signal(int) { stop_requested = 1; }
 
 timespec add_ms(timespec t, int64_t ms) {
   t.tv_sec += ms / 1000;
@@ -62,12 +60,7 @@ int monitor(const MonitorArgs& args) {
       return 1;
     }
   }
-  // No SA_RESTART: the signal interrupts the sleep, so Ctrl-C stops at once.
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  catch_stop_signals();           // no SA_RESTART: the signal interrupts the sleep (stop_signal.h)
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe ends the loop through the failed write
 
   const bool csv = args.format == "csv";
@@ -80,7 +73,7 @@ int monitor(const MonitorArgs& args) {
   double cpu_at_start = cpu_seconds(), cpu_at_steady = cpu_at_start;
   int64_t rounds = 0;
   bool write_failed = false;
-  while (!stop_requested) {
+  while (!stop_requested()) {
     // NVML initialises lazily on the first reading of each GPU (a second or more of CPU on
     // real drivers), so steady-state use is measured from the end of the first round.
     std::string lines;
@@ -97,7 +90,7 @@ int monitor(const MonitorArgs& args) {
     }
     next = add_ms(next, args.interval_ms);
     if (args.duration_s > 0 && seconds_between(start, next) >= args.duration_s) break;
-    while (!stop_requested &&
+    while (!stop_requested() &&
            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
     }
   }
@@ -123,7 +116,7 @@ int monitor(const MonitorArgs& args) {
                    1e6 * c.cpu_seconds / n);
     }
   }
-  return write_failed && !stop_requested ? 1 : 0;
+  return write_failed && !stop_requested() ? 1 : 0;
 }
 
 }  // namespace rcuda::cli

@@ -3,19 +3,16 @@
 // it exits 0.
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <thread>
 
 #include "commands.h"
 #include "rcuda/core/device.h"
 #include "server.h"
+#include "stop_signal.h"
 
 namespace rcuda::cli {
 namespace {
-volatile std::sig_atomic_t stop_requested = 0;
-void on_stop_signal(int) { stop_requested = 1; }
-
 void print_models(server::InferenceServer& server) {
   for (const auto& entry : server.repository().index()) {
     if (entry.state == "READY")
@@ -30,15 +27,9 @@ void print_models(server::InferenceServer& server) {
 }  // namespace
 
 int serve(const ServeArgs& args) {
-  // SIGINT/SIGTERM set a flag that this thread polls, then drains the server from here, outside
-  // the handler (draining locks and joins threads, nothing a signal handler may do). sigwait
-  // would not do: CUDA's and OpenBLAS's own threads may take the signal, and a shell starts
-  // background jobs with SIGINT ignored.
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // SIGINT/SIGTERM set a flag that this thread polls, then drains the server from here
+  // (stop_signal.h).
+  catch_stop_signals();
 
   server::ServerOptions options;
   options.model_repository = args.model_repository;
@@ -63,7 +54,7 @@ int serve(const ServeArgs& args) {
     std::fprintf(stderr, "rcuda serve: serving http://%s:%d (metrics off)\n", args.host.c_str(),
                  server.port());
 
-  while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::fprintf(stderr, "rcuda serve: draining (in-flight requests are answered)\n");
   server.drain();
   std::fprintf(stderr, "rcuda serve: stopped\n");

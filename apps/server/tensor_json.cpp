@@ -7,6 +7,7 @@
 
 #include "http_util.h"
 #include "rcuda/core/half.h"
+#include "rcuda/core/shape.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/runtime/config.h"
 
@@ -21,12 +22,6 @@ namespace {
 constexpr int kMaxNesting = 64;
 // Any single dim above this is refused before numel() can overflow.
 constexpr int64_t kMaxDim = int64_t{1} << 40;
-
-std::string shape_str(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 template <typename T>
 T integer_element(const json& v, const TensorHeader& h, int64_t i) {

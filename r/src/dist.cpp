@@ -50,12 +50,11 @@ std::vector<std::pair<std::string, Tensor>> named_tensors_arg(SEXP list, const c
   return out;
 }
 
-SEXP list_element(SEXP list, const char* name) {
-  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-  for (R_xlen_t i = 0; i < Rf_xlength(list); ++i) {
-    if (std::string(CHAR(STRING_ELT(names, i))) == name) return VECTOR_ELT(list, i);
-  }
-  throw InternalError(std::string("rc_ddp_new: options has no ") + name);
+// An option the R side always sets (nn-distributed.R).
+SEXP ddp_option(SEXP options, const char* name) {
+  SEXP value = list_element(options, name);
+  if (value == R_NilValue) throw InternalError(std::string("rc_ddp_new: options has no ") + name);
+  return value;
 }
 
 using WorkHandle = std::shared_ptr<dist::Work>;
@@ -156,10 +155,10 @@ extern "C" SEXP rc_ddp_new(SEXP parameters, SEXP buffers, SEXP options) {
               "nn_distributed_data_parallel: the default process group has not been "
               "initialized; call dist_init_process_group() first");
   dist::DataParallelOptions o;
-  o.bucket_bytes = static_cast<int64_t>(Rf_asReal(list_element(options, "bucket_bytes")));
+  o.bucket_bytes = static_cast<int64_t>(Rf_asReal(ddp_option(options, "bucket_bytes")));
   o.first_bucket_bytes = std::min(o.first_bucket_bytes, o.bucket_bytes);
-  o.find_unused_parameters = Rf_asLogical(list_element(options, "find_unused_parameters")) == TRUE;
-  o.broadcast_buffers = Rf_asLogical(list_element(options, "broadcast_buffers")) == TRUE;
+  o.find_unused_parameters = Rf_asLogical(ddp_option(options, "find_unused_parameters")) == TRUE;
+  o.broadcast_buffers = Rf_asLogical(ddp_option(options, "broadcast_buffers")) == TRUE;
   return external_pointer(std::make_unique<dist::DataParallel>(
       std::move(group), named_tensors_arg(parameters, "parameter"),
       named_tensors_arg(buffers, "buffer"), o));

@@ -85,6 +85,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -439,6 +440,14 @@ SEXP wrap_tensors(const std::vector<Tensor>& tensors) {
     SET_VECTOR_ELT(out, static_cast<R_xlen_t>(i), wrap(tensors[i]));
   UNPROTECT(1);
   return out;
+}
+
+SEXP list_element(SEXP list, const char* name) {
+  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+  if (names == R_NilValue) return R_NilValue;
+  for (R_xlen_t i = 0; i < Rf_xlength(list); ++i)
+    if (std::strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
+  return R_NilValue;
 }
 
 SEXP wrap_named_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {

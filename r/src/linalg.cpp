@@ -2,7 +2,6 @@
 // rc_linalg(op, A, B, options), where options is a named list of the op's other arguments
 // (already checked and converted to engine terms on the R side: 0-based dims, ind). Returns a
 // tensor or an unnamed list of tensors, which the R side names as torch for R does.
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,22 +14,16 @@ using namespace rcuda::r;
 
 namespace {
 
-SEXP option(SEXP options, const char* name) {
-  SEXP names = Rf_getAttrib(options, R_NamesSymbol);
-  for (R_xlen_t i = 0; i < Rf_xlength(options); ++i)
-    if (std::strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(options, i);
-  return R_NilValue;
-}
 bool flag(SEXP options, const char* name) {
-  SEXP x = option(options, name);
+  SEXP x = list_element(options, name);
   return x != R_NilValue && Rf_asLogical(x) == TRUE;
 }
 std::string text(SEXP options, const char* name, const char* fallback) {
-  SEXP x = option(options, name);
+  SEXP x = list_element(options, name);
   return x == R_NilValue ? fallback : CHAR(STRING_ELT(x, 0));
 }
 std::optional<double> number(SEXP options, const char* name) {
-  SEXP x = option(options, name);
+  SEXP x = list_element(options, name);
   if (x == R_NilValue) return std::nullopt;
   return Rf_asReal(x);
 }
@@ -87,7 +80,7 @@ SEXP run(const std::string& op, const Tensor& A, SEXP b, SEXP options) {
   if (op == "tensorinv")
     return wrap(linalg_tensorinv(A, static_cast<int64_t>(number(options, "ind").value_or(2))));
   if (op == "tensorsolve") {
-    SEXP dims = option(options, "dims");
+    SEXP dims = list_element(options, "dims");
     std::optional<std::vector<int64_t>> d;
     if (dims != R_NilValue) {
       d.emplace();

@@ -50,15 +50,6 @@ std::string string_arg(SEXP x) {
   return CHAR(STRING_ELT(x, 0));
 }
 
-// The element of a named R list called `name`, or R_NilValue.
-SEXP list_get(SEXP list, const std::string& name) {
-  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-  if (names == R_NilValue) return R_NilValue;
-  for (R_xlen_t i = 0; i < Rf_xlength(list); ++i)
-    if (name == CHAR(STRING_ELT(names, i))) return VECTOR_ELT(list, i);
-  return R_NilValue;
-}
-
 // The option names an optimizer knows, with the kind of each (Note [Options pushed from R]).
 OptionMap defaults_of(const std::string& who) {
   if (who == "optim_sgd") return optim::SGDOptions{}.to_map();
@@ -99,7 +90,7 @@ OptionMap options_from_r(SEXP group, const OptionMap& defaults, const std::strin
                          size_t index) {
   OptionMap out;
   for (const auto& [name, kind] : defaults) {
-    SEXP value = list_get(group, name);
+    SEXP value = list_element(group, name.c_str());
     if (value != R_NilValue) out.emplace(name, option_from_r(value, kind, who, name, index));
   }
   return out;

@@ -55,6 +55,8 @@ SEXP wrap_tensors(const std::vector<Tensor>& tensors);
 std::vector<Tensor> unwrap_tensors(SEXP list, const std::string& op, const char* what);
 // A named list of tensors (a model's parameters by name).
 SEXP wrap_named_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors);
+// The element of a named R list called `name`, or R_NilValue (no such element, or no names).
+SEXP list_element(SEXP list, const char* name);
 // Note [GC pressure] 3 (handles.cpp): a step boundary, where a collection that is due runs; the
 // optimizer's zero_grad() (kind 0) and step() (kind 1) call it before their work. Both release
 // the handles no R object references (Note [Unreferenced tensors are released at step

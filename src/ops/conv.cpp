@@ -282,20 +282,17 @@ Tensor conv2d_bias_relu(const Tensor& input, const Tensor& weight, const Tensor&
   check_operands(kOp, input, weight);
   const Shape out_shape = conv_shape(kOp, input.shape(), weight.shape(), params);
   check_bias(kOp, bias, weight.size(0), input);
-  const MemoryFormat f = suggest_memory_format(input);
-  const Tensor x = in_format(pad_end(input, params.padding_end_extra, f), f);
-  const Tensor w = in_format(weight, f);
-  if (bias.defined() && x.numel() > 0 && w.numel() > 0) {
+  auto* fused = dynamic_cast<FusedConvolution*>(&backend_of(input));
+  if (fused != nullptr && bias.defined() && input.numel() > 0 && weight.numel() > 0 &&
+      numel(out_shape) > 0) {
+    const MemoryFormat f = suggest_memory_format(input);
+    const Tensor x = in_format(pad_end(input, params.padding_end_extra, f), f);
     Tensor out = empty_with_format(out_shape, x.dtype(), x.device(), f);
-    if (out.numel() == 0) return out;
-    auto* fused = dynamic_cast<FusedConvolution*>(&backend_of(x));
-    if (fused != nullptr &&
-        fused->conv2d_bias_relu(out, x, w, contiguous(bias), backend_args(params)))
+    if (fused->conv2d_bias_relu(out, x, in_format(weight, f), contiguous(bias),
+                                backend_args(params)))
       return out;
   }
-  Tensor out = forward(x, w, out_shape, backend_args(params), f);
-  add_bias(out, bias);
-  return relu(out);
+  return relu(conv2d(input, weight, bias, params));  // the three passes
 }
 
 Tensor conv2d_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,
