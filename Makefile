@@ -6,7 +6,7 @@ RCUDA_WITH_CUDA ?= AUTO
 # ccache hits across checkouts in different folders (CI builds a fresh clone elsewhere).
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps configure build demo r-install layers test bench format lint clean
+.PHONY: all deps configure build engine demo r-install layers test bench format lint clean
 
 all: build
 
@@ -21,17 +21,25 @@ configure: $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# What the demo and the R package need: the library and the command-line tool, not the tests
+# and benchmarks (half of a fresh build's compile time).
+engine: configure
+	cmake --build $(BUILD) -j $(JOBS) --target rcuda rcuda_cli
+
 # The main job: the environment's diagnosis, then a CNN trained on Fashion-MNIST from R on the
 # best device (examples/train_fashion_mnist.R; its PNG and model go to fashion-mnist-output/).
-demo: build r-install
+demo: engine r-install
 	$(BUILD)/apps/cli/rcuda doctor || true
 	R_LIBS=$(BUILD)/r-lib Rscript examples/train_fashion_mnist.R
 
+# R's own compiles behind ccache too (scripts/ccache.Makevars), unless the user set a Makevars.
+R_CCACHE = $(if $(and $(shell command -v ccache),$(if $(R_MAKEVARS_USER),,1)),R_MAKEVARS_USER=$(CURDIR)/scripts/ccache.Makevars)
+
 # The R package, installed into $(BUILD)/r-lib against this build of the engine.
-r-install: build
+r-install: engine
 	@mkdir -p $(BUILD)/r-lib
 	rm -f r/src/*.o r/src/*.so  # compiled against older headers, which R's make does not track
-	RCUDA_HOME=$(CURDIR) RCUDA_BUILD=$(abspath $(BUILD)) R CMD INSTALL --no-multiarch -l $(BUILD)/r-lib r >$(BUILD)/r-install.log 2>&1 || (cat $(BUILD)/r-install.log; exit 1)
+	RCUDA_HOME=$(CURDIR) RCUDA_BUILD=$(abspath $(BUILD)) $(R_CCACHE) R CMD INSTALL --no-multiarch -l $(BUILD)/r-lib r >$(BUILD)/r-install.log 2>&1 || (cat $(BUILD)/r-install.log; exit 1)
 
 # Every include follows its folder's "May include:" line (docs/ARCHITECTURE.md); runs before the
 # build, in a second.

@@ -6,6 +6,8 @@
 #include <memory>
 #include <utility>
 
+#include "backend/convert_any.h"
+#include "backend/indexing.h"
 #include "backend/scalar_math.h"
 #include "backend/unary_math.h"
 #include "cpu_backend.h"
@@ -121,13 +123,30 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
 
 }  // namespace
 
+// Note [Conversions: typed pairs and one generic loop] (backend/convert_any.h).
 void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
-  dispatch_with_float8(dst.dtype(), [&](auto dst_tag) {
-    using D = decltype(dst_tag);
-    dispatch_with_float8(src.dtype(), [&](auto src_tag) {
-      using S = decltype(src_tag);
-      unary_loop<D, S>(dst, src, [](S v) { return convert<D>(v); });
+  if (dst.dtype() == src.dtype() && dst.dtype() != DType::Complex64 &&
+      dst.dtype() != DType::Complex128) {
+    backend::dispatch_width(dst.element_size(), [&](auto unit) {
+      using U = decltype(unit);
+      unary_loop<U, U>(dst, src, [](U v) { return v; });
     });
+    return;
+  }
+  const bool typed =
+      backend::dispatch_hot_conversion(dst.dtype(), src.dtype(), [&](auto d, auto s) {
+        using D = decltype(d);
+        using S = decltype(s);
+        unary_loop<D, S>(dst, src, [](S v) { return convert<D>(v); });
+      });
+  if (typed) return;
+  dispatch_with_float8(dst.dtype(), [](auto) {});  // refuses complex, as a typed dispatch does
+  dispatch_with_float8(src.dtype(), [](auto) {});
+  const DType to = dst.dtype(), from = src.dtype();
+  for_each_row<2>({dst, src}, [to, from](const std::array<char*, 2>& p,
+                                         const std::array<int64_t, 2>& s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      backend::store_any(p[0] + i * s[0], to, backend::load_any(p[1] + i * s[1], from));
   });
 }
 

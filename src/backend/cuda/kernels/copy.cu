@@ -13,16 +13,29 @@
 #include <cstdint>
 
 #include "backend/cat_layout.h"
+#include "backend/convert_any.h"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
+#include "backend/indexing.h"
 
 namespace rcuda::cuda {
 
 namespace {
 
+// Note [Conversions: typed pairs and one generic loop] (backend/convert_any.h).
 template <typename D, typename S>
 void convert_typed(const Tensor& dst, const Tensor& src) {
   launch_map<D, S, 1>(dst, {src}, [] __device__(S v) { return backend::convert<D>(v); });
+}
+
+void convert_generic(const Tensor& dst, const Tensor& src) {
+  // Refuses what the kernel cannot convert (complex), as a typed dispatch does.
+  backend::dispatch_with_float8(dst.dtype(), [](auto) {});
+  backend::dispatch_with_float8(src.dtype(), [](auto) {});
+  const DType to = dst.dtype(), from = src.dtype();
+  launch_strided<2>({dst, src}, [=] __device__(char** p) {
+    backend::store_any(p[0], to, backend::load_any(p[1], from));
+  });
 }
 
 constexpr int kCatInputsPerLaunch = 64;
@@ -120,11 +133,18 @@ void device_copy(const Tensor& dst, const Tensor& src) {
                                      cudaMemcpyDeviceToDevice, current_stream(device)));
     return;
   }
-  backend::dispatch_with_float8(dst.dtype(), [&](auto dst_tag) {
-    using D = decltype(dst_tag);
-    backend::dispatch_with_float8(
-        src.dtype(), [&](auto src_tag) { convert_typed<D, decltype(src_tag)>(dst, src); });
-  });
+  if (dst.dtype() == src.dtype() && dst.dtype() != DType::Complex64 &&
+      dst.dtype() != DType::Complex128) {
+    backend::dispatch_width(dst.element_size(), [&](auto unit) {
+      using U = decltype(unit);
+      convert_typed<U, U>(dst, src);
+    });
+    return;
+  }
+  const bool typed = backend::dispatch_hot_conversion(
+      dst.dtype(), src.dtype(),
+      [&](auto d, auto s) { convert_typed<decltype(d), decltype(s)>(dst, src); });
+  if (!typed) convert_generic(dst, src);
 }
 
 }  // namespace rcuda::cuda

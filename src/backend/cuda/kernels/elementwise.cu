@@ -5,10 +5,12 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/kernels/launch.cuh"
 #include "backend/dispatch.h"
+#include "backend/indexing.h"
 #include "backend/scalar_math.h"
 #include "backend/unary_math.h"
 
@@ -177,8 +179,7 @@ void where_typed(const Tensor& out, const Tensor& cond, const Tensor& a, const T
 }
 
 template <typename T>
-void fill_typed(const Tensor& out, const Scalar& value) {
-  const T v = scalar_as<T>(value);
+void fill_bits(const Tensor& out, T v) {
   if (out.is_contiguous()) {
     launch_index_map<T>(out, [v] __device__(int64_t) { return v; });
   } else {
@@ -233,13 +234,24 @@ void CudaBackend::binary_number(BinaryOp op, const Tensor& out, const Tensor& a,
   });
 }
 
+// where and fill move bits, so they run one kernel per element width, not per dtype (build time).
 void CudaBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  dispatch_all(out.dtype(), [&](auto tag) { where_typed<decltype(tag)>(out, cond, a, b); });
+  dispatch_all(out.dtype(), [](auto) {});  // refuses complex, as the ops above
+  backend::dispatch_width(out.element_size(),
+                          [&](auto unit) { where_typed<decltype(unit)>(out, cond, a, b); });
 }
 
 void CudaBackend::fill(const Tensor& out, const Scalar& value) {
-  backend::dispatch_with_float8(out.dtype(),
-                                [&](auto tag) { fill_typed<decltype(tag)>(out, value); });
+  backend::dispatch_with_float8(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T v = scalar_as<T>(value);
+    backend::dispatch_width(sizeof(T), [&](auto unit) {
+      using U = decltype(unit);
+      U bits;
+      std::memcpy(&bits, &v, sizeof(U));
+      fill_bits<U>(out, bits);
+    });
+  });
 }
 
 void CudaBackend::arange(const Tensor& out, const Scalar& start, const Scalar& step) {

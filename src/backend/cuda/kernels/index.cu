@@ -134,53 +134,20 @@ void scatter_elements(const Tensor& out, int64_t dim, const Tensor& index, const
 
 // ---- nonzero ---------------------------------------------------------------------------------
 
-// in's elements in row-major (logical) order: size-1 dims dropped, neighbours merged where the
-// memory allows. Unlike backend::make_loop, dims are never reordered: the order is the output's.
-// Returns sizes then strides (in elements), `dims` of each.
-std::vector<int64_t> row_major_layout(const Tensor& in, int& dims) {
-  std::vector<int64_t> sizes, strides;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    const int64_t size = in.size(d), stride = in.stride(d);
-    if (size == 1) continue;
-    if (!sizes.empty() && strides.back() == stride * size) {
-      sizes.back() *= size;
-      strides.back() = stride;
-    } else {
-      sizes.push_back(size);
-      strides.push_back(stride);
-    }
-  }
-  dims = static_cast<int>(sizes.size());
-  sizes.insert(sizes.end(), strides.begin(), strides.end());
-  return sizes;
-}
-
-// The functors below read their shapes from a small device table rather than carrying arrays:
-// CUB copies its iterators and functors into every thread, and arrays by value spill.
-template <typename T>
-struct IsNonzeroAt {  // element i (row-major) of in is nonzero; NaN counts, as torch
-  const T* data;
-  int dims;
-  const int64_t* layout;  // sizes[dims], then strides[dims]
-  __device__ bool operator()(int64_t i) const {
-    int64_t offset = 0;
-    for (int d = dims - 1; d >= 0; --d) {
-      const int64_t size = layout[d];
-      offset += (i % size) * layout[dims + d];
-      i /= size;
-    }
-    const T v = data[offset];
-    if constexpr (kIsReducedFloat<T>)
-      return static_cast<float>(v) != 0.0f;
-    else
-      return v != T(0);
-  }
+// Note [nonzero through a mask]
+// in's elements are first tested into a contiguous uint8 mask in row-major (logical) order, one
+// small strided kernel per dtype; CUB's count and select then run once, over the mask, for every
+// dtype. Instantiating CUB's select per dtype made this file the build's slowest (its select
+// sweep kernels were 70% of the file's device code), for one extra pass over n bytes in an op
+// that synchronises anyway.
+struct MaskIsSet {
+  const uint8_t* mask;
+  __device__ bool operator()(int64_t i) const { return mask[i] != 0; }
 };
 
-template <typename T>
-struct NonzeroCount {
-  IsNonzeroAt<T> is_nonzero;
-  __device__ int64_t operator()(int64_t i) const { return is_nonzero(i) ? 1 : 0; }
+struct MaskCount {
+  const uint8_t* mask;
+  __device__ int64_t operator()(int64_t i) const { return mask[i]; }
 };
 
 // Writes the coordinates of row-major position `linear` as row `row` of the [count, columns]
@@ -205,10 +172,23 @@ Tensor device_bytes(size_t bytes, int device) {
                        Device(DeviceType::CUDA, device));
 }
 
-// Count (CUB reduce), one synchronisation to size the output, then a CUB select whose output
-// iterator writes coordinates straight into it, in row-major order. Any rank and strides.
+// mask[i] = in[i] != 0 in row-major order; NaN counts as nonzero, as torch.
 template <typename T>
-Tensor nonzero_typed(const Tensor& in) {
+void nonzero_mask(const Tensor& mask, const Tensor& in) {
+  launch_strided<2>({mask, in}, [] __device__(char** p) {
+    const T v = *reinterpret_cast<const T*>(p[1]);
+    bool set;
+    if constexpr (kIsReducedFloat<T>)
+      set = static_cast<float>(v) != 0.0f;
+    else
+      set = v != T(0);
+    *reinterpret_cast<uint8_t*>(p[0]) = set ? 1 : 0;
+  });
+}
+
+// The mask, a count (CUB reduce), one synchronisation to size the output, then a CUB select whose
+// output iterator writes coordinates straight into it, in row-major order. Any rank and strides.
+Tensor nonzero_of(const Tensor& in) {
   check_not_capturing(in.device().index, "nonzero");  // its output size is read on the host
   const int64_t n = in.numel(), ndim = in.dim();
   const int device = in.device().index;
@@ -216,11 +196,12 @@ Tensor nonzero_typed(const Tensor& in) {
   DeviceGuard guard(device);
   cudaStream_t stream = current_stream(device);
 
-  // Host table: the input's row-major layout, then the sizes and columns of its size > 1 dims.
-  int layout_dims = 0;
-  std::vector<int64_t> table = row_major_layout(in, layout_dims);
-  const int64_t coordinates_at = static_cast<int64_t>(table.size());
-  std::vector<int64_t> columns;
+  const Tensor mask = Tensor::empty(in.shape(), DType::UInt8, in.device());
+  dispatch_all(in.dtype(), [&](auto tag) { nonzero_mask<decltype(tag)>(mask, in); });
+
+  // Host table: the sizes and columns of in's size > 1 dims, then two counts (the reduction's
+  // and the select's).
+  std::vector<int64_t> table, columns;
   for (int64_t d = 0; d < ndim; ++d) {
     if (in.size(d) == 1) continue;
     table.push_back(in.size(d));
@@ -228,7 +209,7 @@ Tensor nonzero_typed(const Tensor& in) {
   }
   const int coordinate_dims = static_cast<int>(columns.size());
   table.insert(table.end(), columns.begin(), columns.end());
-  table.push_back(0);  // two counts: the reduction's and the select's
+  table.push_back(0);
   table.push_back(0);
   const Tensor device_table =
       Tensor::empty({static_cast<int64_t>(table.size())}, DType::Int64, in.device());
@@ -237,9 +218,9 @@ Tensor nonzero_typed(const Tensor& in) {
                                    cudaMemcpyHostToDevice, stream));
   int64_t* counts = on_device + table.size() - 2;
 
-  const IsNonzeroAt<T> is_nonzero{in.data<T>(), layout_dims, on_device};
+  const uint8_t* mask_data = mask.data<uint8_t>();
   const thrust::counting_iterator<int64_t> positions(0);
-  const auto flags = thrust::make_transform_iterator(positions, NonzeroCount<T>{is_nonzero});
+  const auto flags = thrust::make_transform_iterator(positions, MaskCount{mask_data});
   size_t bytes = 0;
   RCUDA_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, flags, counts, n, stream));
   Tensor scratch = device_bytes(bytes, device);
@@ -253,13 +234,13 @@ Tensor nonzero_typed(const Tensor& in) {
   if (out.numel() == 0) return out;
   RCUDA_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.numel() * sizeof(int64_t), stream));
   const auto coordinates = thrust::make_tabulate_output_iterator(
-      WriteCoordinates{out.data<int64_t>(), ndim, coordinate_dims, on_device + coordinates_at});
+      WriteCoordinates{out.data<int64_t>(), ndim, coordinate_dims, on_device});
   bytes = 0;
   RCUDA_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, positions, coordinates, counts + 1, n,
-                                         is_nonzero, stream));
+                                         MaskIsSet{mask_data}, stream));
   scratch = device_bytes(bytes, device);
   RCUDA_CUDA_CHECK(cub::DeviceSelect::If(scratch.data_ptr(), bytes, positions, coordinates,
-                                         counts + 1, n, is_nonzero, stream));
+                                         counts + 1, n, MaskIsSet{mask_data}, stream));
   return out;
 }
 
@@ -290,8 +271,6 @@ void CudaBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, c
   }
 }
 
-Tensor CudaBackend::nonzero(const Tensor& in) {
-  return dispatch_all(in.dtype(), [&](auto tag) { return nonzero_typed<decltype(tag)>(in); });
-}
+Tensor CudaBackend::nonzero(const Tensor& in) { return nonzero_of(in); }
 
 }  // namespace rcuda::cuda

@@ -21,13 +21,19 @@ using reduction::is_nan;
 using reduction::Layout;
 using reduction::run_reduction;
 
-template <typename T, bool kIsProduct>
+// Note [One kernel per dtype for related reductions]
+// Sum and product, max and min, all and any, and the norms share a kernel per dtype that
+// switches on a runtime field: the choice is uniform across the launch, so it costs a select per
+// element of a memory-bound loop, and it keeps this file's kernels (each built as a row, a column
+// and a combining kernel) at a third of what one per op made, which was minutes of build time.
+template <typename T>
 struct SumProdOp {
   using Acc = GpuAccumulateType<T>;
   T* out;
-  __device__ Acc identity() const { return Acc(kIsProduct ? 1 : 0); }
+  bool product;
+  __device__ Acc identity() const { return Acc(product ? 1 : 0); }
   __device__ Acc reduce(Acc acc, T x, int64_t) const { return combine(acc, convert<Acc>(x)); }
-  __device__ Acc combine(Acc a, Acc b) const { return kIsProduct ? a * b : a + b; }
+  __device__ Acc combine(Acc a, Acc b) const { return product ? a * b : a + b; }
   __device__ void store(Acc acc, int64_t offset, int64_t) const {
     if constexpr (std::is_same_v<Acc, uint64_t>)
       out[offset] = convert<T>(static_cast<int64_t>(acc));  // wraps as int64, as the CPU
@@ -36,51 +42,54 @@ struct SumProdOp {
   }
 };
 
-template <typename T, bool kIsMax>
+template <typename T>
 struct ExtremeOp {
   using Acc = ComputeType<T>;
   T* out;
+  bool max;
   __device__ Acc identity() const {
     if constexpr (std::is_floating_point_v<Acc>)
-      return kIsMax ? -INFINITY : INFINITY;
+      return max ? -INFINITY : INFINITY;
     else
-      return kIsMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
+      return max ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
   }
   __device__ Acc reduce(Acc acc, T x, int64_t) const { return combine(acc, convert<Acc>(x)); }
   // NaN propagates from either side.
   __device__ Acc combine(Acc a, Acc b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
-    return (kIsMax ? b > a : b < a) ? b : a;
+    return (max ? b > a : b < a) ? b : a;
   }
   __device__ void store(Acc acc, int64_t offset, int64_t) const { out[offset] = convert<T>(acc); }
 };
 
 // all / any: an int flag (the half types compare through float, so -0 and +0 are zero).
-template <typename T, bool kIsAll>
+template <typename T>
 struct TruthOp {
   using Acc = int;
   bool* out;
-  __device__ Acc identity() const { return kIsAll ? 1 : 0; }
+  bool all;
+  __device__ Acc identity() const { return all ? 1 : 0; }
   __device__ Acc reduce(Acc acc, T x, int64_t) const {
     const bool nonzero = convert<ComputeType<T>>(x) != ComputeType<T>(0);
     return combine(acc, nonzero ? 1 : 0);
   }
-  __device__ Acc combine(Acc a, Acc b) const { return kIsAll ? (a & b) : (a | b); }
+  __device__ Acc combine(Acc a, Acc b) const { return all ? (a & b) : (a | b); }
   __device__ void store(Acc acc, int64_t offset, int64_t) const { out[offset] = acc != 0; }
 };
 
 enum class NormKind { Inf, Zero, One, Two, General };
 
-template <typename T, NormKind kKind>
+template <typename T>
 struct NormOp {
   using Acc = GpuAccumulateType<T>;
   T* out;
+  NormKind kind;
   Acc p;
   __device__ Acc identity() const { return Acc(0); }
   __device__ Acc reduce(Acc acc, T x, int64_t) const {
     const Acc v = convert<Acc>(x);
-    switch (kKind) {
+    switch (kind) {
       case NormKind::Inf:
         return combine(acc, fabs(v));
       case NormKind::Zero:
@@ -94,18 +103,17 @@ struct NormOp {
     }
   }
   __device__ Acc combine(Acc a, Acc b) const {
-    if constexpr (kKind == NormKind::Inf) {
+    if (kind == NormKind::Inf) {
       if (is_nan(a)) return a;  // NaN wins, then the larger
       if (is_nan(b)) return b;
       return b > a ? b : a;
-    } else {
-      return a + b;
     }
+    return a + b;
   }
   __device__ void store(Acc acc, int64_t offset, int64_t) const {
-    if constexpr (kKind == NormKind::Two)
+    if (kind == NormKind::Two)
       acc = sqrt(acc);
-    else if constexpr (kKind == NormKind::General)
+    else if (kind == NormKind::General)
       acc = pow(acc, Acc(1) / p);
     out[offset] = convert<T>(acc);
   }
@@ -142,34 +150,32 @@ struct VarOp {
   }
 };
 
-template <typename T, NormKind kKind>
-void norm_typed(const Layout& l, const Tensor& out, const Tensor& in, double p) {
+template <typename T>
+void norm_typed(NormKind kind, const Layout& l, const Tensor& out, const Tensor& in, double p) {
   using Acc = GpuAccumulateType<T>;
-  run_reduction<T>(l, in, NormOp<T, kKind>{out.data<T>(), static_cast<Acc>(p)});
+  run_reduction<T>(l, in, NormOp<T>{out.data<T>(), kind, static_cast<Acc>(p)});
 }
 
 template <typename T>
 void reduce_typed(ReduceOp op, const Layout& l, const Tensor& out, const Tensor& in, double p) {
   switch (op) {
     case ReduceOp::Sum:
-      return run_reduction<T>(l, in, SumProdOp<T, false>{out.data<T>()});
     case ReduceOp::Prod:
-      return run_reduction<T>(l, in, SumProdOp<T, true>{out.data<T>()});
+      return run_reduction<T>(l, in, SumProdOp<T>{out.data<T>(), op == ReduceOp::Prod});
     case ReduceOp::Max:
-      return run_reduction<T>(l, in, ExtremeOp<T, true>{out.data<T>()});
     case ReduceOp::Min:
-      return run_reduction<T>(l, in, ExtremeOp<T, false>{out.data<T>()});
+      return run_reduction<T>(l, in, ExtremeOp<T>{out.data<T>(), op == ReduceOp::Max});
     case ReduceOp::All:
-      return run_reduction<T>(l, in, TruthOp<T, true>{out.data<bool>()});
     case ReduceOp::Any:
-      return run_reduction<T>(l, in, TruthOp<T, false>{out.data<bool>()});
+      return run_reduction<T>(l, in, TruthOp<T>{out.data<bool>(), op == ReduceOp::All});
     case ReduceOp::Norm:
       if constexpr (backend::kIsFloating<T>) {
-        if (std::isinf(p)) return norm_typed<T, NormKind::Inf>(l, out, in, p);
-        if (p == 0) return norm_typed<T, NormKind::Zero>(l, out, in, p);
-        if (p == 1) return norm_typed<T, NormKind::One>(l, out, in, p);
-        if (p == 2) return norm_typed<T, NormKind::Two>(l, out, in, p);
-        return norm_typed<T, NormKind::General>(l, out, in, p);
+        const NormKind kind = std::isinf(p) ? NormKind::Inf
+                              : p == 0      ? NormKind::Zero
+                              : p == 1      ? NormKind::One
+                              : p == 2      ? NormKind::Two
+                                            : NormKind::General;
+        return norm_typed<T>(kind, l, out, in, p);
       }
       break;
   }
