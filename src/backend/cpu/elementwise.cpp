@@ -27,9 +27,12 @@ T integer_remainder(T a, T b) {
   return backend::integer_remainder_nonzero(a, b);
 }
 
-// The formulas live in backend/unary_math.h (Note [Unary formulas]). Each (op, dtype) pair gets
-// its own loop, with the op a compile-time constant, so that the formula's switch folds away and
-// the contiguous loop vectorises; a table indexed by the op picks the loop.
+// The formulas live in backend/unary_math.h (Note [Unary formulas]). Each (op, floating dtype)
+// pair gets its own loop, with the op a compile-time constant, so that the formula's switch
+// folds away and the contiguous loop vectorises; a table indexed by the op picks the loop. The
+// integer dtypes, for which most ops are refused anyway, share one loop per dtype that switches
+// on the op: a loop per op for them was 400 loops of which only a few could ever run, and the
+// larger part of this file's build time.
 template <UnaryOp Op, typename T>
 void unary_fixed(const Tensor& out, const Tensor& in, const UnaryArgs& args) {
   using C = ComputeType<T>;
@@ -55,7 +58,12 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, const UnaryArg
   if constexpr (!kIsFloating<T>)
     RCUDA_CHECK(backend::unary_defined_for_integers(op, std::is_same_v<T, bool>), DTypeError,
                 "unary: op needs a floating dtype, got ", dtype_name(in.dtype()));
-  unary_table<T>(op, out, in, args, std::make_index_sequence<backend::kUnaryOpCount>{});
+  if constexpr (kIsFloating<T>) {
+    unary_table<T>(op, out, in, args, std::make_index_sequence<backend::kUnaryOpCount>{});
+  } else {
+    unary_loop<T, T>(
+        out, in, [op, args](T v) { return backend::unary_integral<ComputeType<T>>(op, v, args); });
+  }
 }
 
 template <typename T>
