@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end checks of the `rcuda` command line, run by `make test` after the C++ tests:
-# doctor (text, exit status, JSON against docs/doctor-schema.json), monitor and exporter
+# stress (options, no GPU, and on a GPU a run, its baseline and SIGINT), doctor (text, exit
+# status, JSON against docs/doctor-schema.json), monitor and exporter
 # driven by the fake NVML library (tests/telemetry/fake_nvml.c), exporter output through
 # `promtool check metrics` and an OpenMetrics parser, `rcuda serve` (health, one inference,
 # metrics through promtool, SIGTERM) and a small bench.
 #
 #   scripts/cli-check.sh [BUILD_DIR]       (default: build)
+#   CLI_CHECK_ONLY=stress scripts/cli-check.sh [BUILD_DIR]   (the stress part alone)
 #
 # Needs python3 with jsonschema (Debian: python3-jsonschema), promtool (Debian: prometheus)
 # and curl. A missing tool fails the check that needs it, saying which package provides it.
@@ -30,6 +32,81 @@ done
 # A python3 that has jsonschema: the one on PATH, else Debian's.
 PY=python3
 $PY -c 'import jsonschema' 2>/dev/null || PY=/usr/bin/python3
+
+# ---- stress ---------------------------------------------------------------------------------
+# Options and bad values; without a GPU (this machine, or CUDA_VISIBLE_DEVICES= on a GPU machine)
+# exit 4 and a report, valid against docs/stress-schema.json, saying why. With a GPU: a short run
+# passes and saves a baseline, a second compares with it, a bad baseline file or device stops it
+# before it starts (exit 2), Ctrl-C stops a level-2 run with a valid partial report (exit 5).
+# CLI_CHECK_ONLY=stress runs this part alone (the GPU machine: scripts/cli-check.sh build-gpu).
+help=$("$RCUDA" stress --help 2>&1)
+missing=""
+for opt in --seconds --level --json --save-baseline --baseline --threshold --device; do
+  grep -q -- "$opt" <<<"$help" || missing="$missing $opt"
+done
+if [ -z "$missing" ]; then ok "stress --help lists every option"; else bad "stress --help lacks:$missing"; fi
+for case in "--level 7" "--level 0" "--level two" "--seconds -1" "--seconds 0" "--threshold 1.5" "--device -2"; do
+  CUDA_VISIBLE_DEVICES= "$RCUDA" stress $case >"$WORK/stress-bad.out" 2>"$WORK/stress-bad.err"
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 4 ] && [ ! -s "$WORK/stress-bad.out" ] && grep -q -- "${case%% *}" "$WORK/stress-bad.err"; then
+    ok "stress $case: exit $rc, $(head -1 "$WORK/stress-bad.err")"
+  else bad "stress $case: exit $rc, '$(cat "$WORK/stress-bad.err" "$WORK/stress-bad.out")'"; fi
+done
+CUDA_VISIBLE_DEVICES= "$RCUDA" stress --json >"$WORK/stress-nogpu.json" 2>"$WORK/stress-nogpu.err"
+rc=$?
+if [ $rc -eq 4 ] && grep -q "no CUDA device to stress: ." "$WORK/stress-nogpu.err" &&
+   $PY "$ROOT/tests/cli/validate_stress_json.py" "$WORK/stress-nogpu.json" --exit-code 4 &&
+   $PY -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["verdict"] == "no_gpu" and r["no_gpu_reason"]' "$WORK/stress-nogpu.json"; then
+  ok "stress --json without a GPU exits 4 with a valid report saying why"
+else bad "stress --json without a GPU: exit $rc, $(cat "$WORK/stress-nogpu.err")"; cat "$WORK/stress-nogpu.json"; fi
+CUDA_VISIBLE_DEVICES= "$RCUDA" stress >"$WORK/stress-nogpu.txt" 2>/dev/null
+rc=$?
+if [ $rc -eq 4 ] && grep -q "^NO GPU: no CUDA device to stress: ." "$WORK/stress-nogpu.txt"; then ok "stress without a GPU: text says why, exit 4"
+else bad "stress without a GPU (text): exit $rc"; cat "$WORK/stress-nogpu.txt"; fi
+
+"$RCUDA" stress --seconds 6 --json --baseline "$WORK/stress-base.json" --save-baseline >"$WORK/stress1.json" 2>"$WORK/stress1.err"
+rc=$?
+if [ $rc -eq 4 ]; then
+  ok "stress on a GPU: skipped, none here ($(tail -1 "$WORK/stress1.err"))"
+else
+  if [ $rc -eq 0 ] && $PY "$ROOT/tests/cli/validate_stress_json.py" "$WORK/stress1.json" --exit-code 0 &&
+     $PY -c 'import json, sys; r = json.load(open(sys.argv[1])); assert all(g["baseline"]["saved"] and g["wrong_elements"] == 0 and len(g["figures"]) >= 4 for g in r["gpus"])' "$WORK/stress1.json"; then
+    ok "stress --seconds 6 on $(grep -c '"uuid"' "$WORK/stress1.json") GPU(s): pass, valid report, baseline saved"
+  else bad "stress --seconds 6: exit $rc"; tail -20 "$WORK/stress1.err"; fi
+  "$RCUDA" stress --seconds 6 --json --baseline "$WORK/stress-base.json" --threshold 0.5 >"$WORK/stress2.json" 2>/dev/null
+  rc=$?
+  if [ $rc -eq 0 ] && $PY "$ROOT/tests/cli/validate_stress_json.py" "$WORK/stress2.json" --exit-code 0 &&
+     $PY -c 'import json, sys; r = json.load(open(sys.argv[1])); assert all(g["baseline"]["found"] and all(f["ratio"] for f in g["figures"]) for g in r["gpus"])' "$WORK/stress2.json"; then
+    ok "stress against its baseline: every figure compared ($($PY -c 'import json, sys; print(", ".join("%s %.2f" % (f["name"], f["ratio"]) for f in json.load(open(sys.argv[1]))["gpus"][0]["figures"]))' "$WORK/stress2.json"))"
+  else bad "stress against its baseline: exit $rc"; fi
+  echo '{"format": "something else"}' >"$WORK/stress-bad-base.json"
+  "$RCUDA" stress --seconds 6 --baseline "$WORK/stress-bad-base.json" >/dev/null 2>"$WORK/stress-bad-base.err"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q "stress-bad-base.json is not a baseline file" "$WORK/stress-bad-base.err"; then ok "stress refuses a bad baseline file before the run (exit 2)"
+  else bad "stress with a bad baseline file: exit $rc, $(cat "$WORK/stress-bad-base.err")"; fi
+  "$RCUDA" stress --device 99 >/dev/null 2>"$WORK/stress-dev.err"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q -- "--device 99 does not exist" "$WORK/stress-dev.err"; then ok "stress --device 99: exit 2, $(cat "$WORK/stress-dev.err")"
+  else bad "stress --device 99: exit $rc, $(cat "$WORK/stress-dev.err")"; fi
+  "$RCUDA" stress --level 2 --json >"$WORK/stress-int.json" 2>"$WORK/stress-int.err" &
+  pid=$!
+  sleep 12
+  t0=$(date +%s%N)
+  kill -INT $pid
+  wait $pid
+  rc=$?
+  took=$(awk -v ns=$(($(date +%s%N) - t0)) 'BEGIN {printf "%.1f", ns / 1e9}')
+  if [ $rc -eq 5 ] && awk -v t="$took" 'BEGIN {exit !(t < 15)}' &&
+     $PY "$ROOT/tests/cli/validate_stress_json.py" "$WORK/stress-int.json" --exit-code 5 &&
+     $PY -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["interrupted"] and r["verdict"] == "interrupted"' "$WORK/stress-int.json"; then
+    ok "stress --level 2 stops on SIGINT within ${took}s with a valid partial report (exit 5)"
+  else bad "stress on SIGINT: exit $rc after ${took}s"; tail -5 "$WORK/stress-int.err"; fi
+fi
+if [ "${CLI_CHECK_ONLY:-}" = stress ]; then
+  echo
+  if [ $failures -eq 0 ]; then echo "cli-check: stress: all passed"; else echo "cli-check: stress: $failures failed"; fi
+  exit $((failures > 0))
+fi
 
 # ---- doctor ---------------------------------------------------------------------------------
 "$RCUDA" doctor >"$WORK/doctor.txt" 2>&1

@@ -19,6 +19,17 @@ struct BenchArgs {
 };
 int bench(const BenchArgs& args);
 
+struct StressArgs {
+  double seconds = 0;  // 0: the level's own durations; else every phase scaled to this total
+  int level = 1;       // 1, 2 or 3 (docs/stress.md)
+  bool json = false;
+  bool save_baseline = false;
+  std::string baseline;    // "": $XDG_CACHE_HOME/rcuda/stress-baseline-<uuid>.json per GPU
+  double threshold = 0.9;  // a figure below this fraction of its baseline fails (exit 3)
+  int device = -1;         // -1: every visible GPU at once
+};
+int stress(const StressArgs& args);
+
 struct MonitorArgs {
   int interval_ms = 200;
   std::string format = "csv";  // csv | jsonl

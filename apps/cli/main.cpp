@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <string>
 
 #include "commands.h"
@@ -53,6 +54,19 @@ int launch_program_index(int argc, char** argv) {
   return argc;
 }
 
+// A check of a number that says, in words, what the option needs ("--level: must be 1, 2 or 3,
+// got 7"); CLI11's own ranges print both ends of a double's range.
+CLI::Validator number_check(const std::string& what, std::function<bool(double)> valid) {
+  return CLI::Validator(
+      [what, valid](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        const bool number = end != value.c_str() && *end == '\0';
+        return number && valid(v) ? "" : "must be " + what + ", got " + value;
+      },
+      what);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,6 +90,41 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--repeat", bench.repeat, "Timed runs per figure (median reported)")
       ->check(CLI::Range(1, 1000));
   bench_cmd->add_flag("--no-cpu", bench.no_cpu, "Skip the CPU rows");
+
+  rcuda::cli::StressArgs stress;
+  CLI::App* stress_cmd = app.add_subcommand(
+      "stress",
+      "Load every GPU with checked products and copies, watch it through NVML, compare with its "
+      "baseline; exit 0 pass, 1 wrong results or device errors, 3 below the baseline, 4 no GPU, "
+      "5 stopped (docs/stress.md)");
+  stress_cmd
+      ->add_option("--seconds", stress.seconds,
+                   "Total seconds, the level's phases scaled to it (default: the level's, about "
+                   "45 s, 5 min, 22 min)")
+      ->check(
+          number_check("a positive number of seconds", [](double v) { return v > 0 && v <= 1e7; }));
+  stress_cmd
+      ->add_option("--level", stress.level,
+                   "1: short (under a minute), 2: 60 s per product dtype, 3: 300 s per dtype on "
+                   "16384 x 16384 matrices")
+      ->check(number_check("1, 2 or 3", [](double v) { return v == 1 || v == 2 || v == 3; }));
+  stress_cmd->add_flag(
+      "--json", stress.json,
+      "Print the report as JSON (docs/stress-schema.json); progress goes to stderr");
+  stress_cmd->add_flag("--save-baseline", stress.save_baseline,
+                       "Write this run's figures as the GPU's baseline (not when results are "
+                       "wrong or the run was stopped)");
+  stress_cmd->add_option("--baseline", stress.baseline,
+                         "Baseline file to compare with and save to (default: "
+                         "$XDG_CACHE_HOME/rcuda/stress-baseline-<uuid>.json per GPU)");
+  stress_cmd
+      ->add_option("--threshold", stress.threshold,
+                   "Fail (exit 3) when a figure is below this fraction of its baseline "
+                   "(default 0.9)")
+      ->check(number_check("a fraction from 0 to 1", [](double v) { return v >= 0 && v <= 1; }));
+  stress_cmd->add_option("--device", stress.device, "Stress only this CUDA device (default: all)")
+      ->check(number_check("a CUDA device index (0, 1, ...)",
+                           [](double v) { return v >= 0 && v == static_cast<int>(v); }));
 
   rcuda::cli::MonitorArgs monitor;
   CLI::App* monitor_cmd = app.add_subcommand("monitor", "Sample every GPU through NVML");
@@ -159,6 +208,7 @@ int main(int argc, char** argv) {
   try {
     if (doctor_cmd->parsed()) return rcuda::cli::doctor(doctor);
     if (bench_cmd->parsed()) return rcuda::cli::bench(bench);
+    if (stress_cmd->parsed()) return rcuda::cli::stress(stress);
     if (monitor_cmd->parsed()) return rcuda::cli::monitor(monitor);
     if (exporter_cmd->parsed()) return rcuda::cli::exporter(exporter);
     if (serve_cmd->parsed()) return rcuda::cli::serve(serve);

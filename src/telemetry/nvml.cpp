@@ -5,8 +5,10 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <iterator>
 #include <type_traits>
 
 namespace rcuda::telemetry {
@@ -17,6 +19,7 @@ using nvmlDevice_t = void*;
 constexpr nvmlReturn_t kSuccess = 0;
 constexpr unsigned kTemperatureGpu = 0;   // NVML_TEMPERATURE_GPU
 constexpr unsigned kClockSm = 1;          // NVML_CLOCK_SM
+constexpr unsigned kClockMemory = 2;      // NVML_CLOCK_MEM
 constexpr unsigned kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 
 struct NvmlMemory {  // nvmlMemory_t
@@ -41,6 +44,9 @@ struct Nvml::Api {
   nvmlReturn_t (*clock)(nvmlDevice_t, unsigned, unsigned*);
   nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned*, unsigned*);  // optional
   nvmlReturn_t (*driver_version)(char*, unsigned);               // optional
+  // nvmlDeviceGetCurrentClocksEventReasons, else the older name of the same call,
+  // nvmlDeviceGetCurrentClocksThrottleReasons (optional).
+  nvmlReturn_t (*clock_event_reasons)(nvmlDevice_t, unsigned long long*);
   const char* (*error_string)(nvmlReturn_t);
 };
 
@@ -105,6 +111,11 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why_not) {
   api->mig_mode = reinterpret_cast<decltype(api->mig_mode)>(dlsym(handle, "nvmlDeviceGetMigMode"));
   api->driver_version =
       reinterpret_cast<decltype(api->driver_version)>(dlsym(handle, "nvmlSystemGetDriverVersion"));
+  for (const char* symbol :
+       {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"})
+    if (!api->clock_event_reasons)
+      api->clock_event_reasons =
+          reinterpret_cast<decltype(api->clock_event_reasons)>(dlsym(handle, symbol));
   if (const nvmlReturn_t rc = api->init(); rc != kSuccess) {
     *why_not = std::string("NVML initialisation failed: ") + api->error_string(rc);
     dlclose(handle);
@@ -193,6 +204,51 @@ std::optional<bool> Nvml::mig_enabled(int index) const {
   unsigned current = 0, pending = 0;
   if (!d || !api_->mig_mode || api_->mig_mode(d, &current, &pending) != kSuccess) return {};
   return current == 1;  // NVML_DEVICE_MIG_ENABLE
+}
+
+std::optional<double> Nvml::memory_clock_hertz(int index) const {
+  nvmlDevice_t d = devices_.at(static_cast<size_t>(index));
+  unsigned mhz = 0;
+  if (!d || api_->clock(d, kClockMemory, &mhz) != kSuccess) return {};
+  return mhz * 1e6;
+}
+
+std::optional<uint64_t> Nvml::clock_event_reasons(int index) const {
+  nvmlDevice_t d = devices_.at(static_cast<size_t>(index));
+  unsigned long long reasons = 0;
+  if (!d || !api_->clock_event_reasons || api_->clock_event_reasons(d, &reasons) != kSuccess)
+    return {};
+  return reasons;
+}
+
+int Nvml::index_of_uuid(const std::string& uuid) const {
+  for (size_t i = 0; i < uuids_.size(); ++i)
+    if (!uuid.empty() && uuids_[i] == uuid) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string> clock_event_names(uint64_t reasons) {
+  static const char* const names[] = {"gpu_idle",
+                                      "applications_clocks_setting",
+                                      "sw_power_cap",
+                                      "hw_slowdown",
+                                      "sync_boost",
+                                      "sw_thermal_slowdown",
+                                      "hw_thermal_slowdown",
+                                      "hw_power_brake_slowdown",
+                                      "display_clock_setting"};
+  std::vector<std::string> out;
+  for (unsigned bit = 0; bit < 64; ++bit) {
+    if (!(reasons >> bit & 1)) continue;
+    if (bit < std::size(names)) {
+      out.emplace_back(names[bit]);
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "unknown_0x%llx", 1ULL << bit);
+      out.emplace_back(buf);
+    }
+  }
+  return out;
 }
 
 std::string Nvml::driver_version() const {

@@ -11,6 +11,9 @@
  *   FAKE_NVML_UTIL_GPU       percent                                 default 50
  *   FAKE_NVML_UTIL_MEMORY    percent                                 default 20
  *   FAKE_NVML_SM_CLOCK_MHZ   MHz                                     default 1980
+ *   FAKE_NVML_MEM_CLOCK_MHZ  MHz                                     default 2619
+ *   FAKE_NVML_CLOCK_EVENTS   clocks-event reason mask (same for all) default 0
+ *   FAKE_NVML_NO_CLOCK_EVENTS 1: clocks-event reasons not supported  default 0
  *   FAKE_NVML_MIG            1: MIG enabled on every GPU             default 0
  *   FAKE_NVML_NO_POWER       1: power is NVML_ERROR_NOT_SUPPORTED    default 0
  *   FAKE_NVML_INIT_ERROR     nvmlInit_v2 returns this code           default 0 (success)
@@ -106,8 +109,21 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u)
 }
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int clock, unsigned* mhz) {
-  if (clock != 1) return ERR_INVALID_ARGUMENT; /* NVML_CLOCK_SM */
-  *mhz = (unsigned)env_or("FAKE_NVML_SM_CLOCK_MHZ", 1980) + d->index;
+  if (clock == 1) { /* NVML_CLOCK_SM */
+    *mhz = (unsigned)env_or("FAKE_NVML_SM_CLOCK_MHZ", 1980) + d->index;
+    return OK;
+  }
+  if (clock == 2) { /* NVML_CLOCK_MEM */
+    *mhz = (unsigned)env_or("FAKE_NVML_MEM_CLOCK_MHZ", 2619) + d->index;
+    return OK;
+  }
+  return ERR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long* reasons) {
+  (void)d;
+  if (env_or("FAKE_NVML_NO_CLOCK_EVENTS", 0)) return ERR_NOT_SUPPORTED;
+  *reasons = env_or("FAKE_NVML_CLOCK_EVENTS", 0);
   return OK;
 }
 

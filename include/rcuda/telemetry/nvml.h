@@ -45,6 +45,15 @@ class Nvml {
   // The driver version string NVML reports ("580.159.04"), "" when unavailable.
   std::string driver_version() const;
 
+  // Readings `rcuda stress` takes beside sample() (two more calls, so `rcuda monitor` keeps its
+  // five): the memory clock, and why the clocks are held below their maximum now, a mask of
+  // kClockEvent* bits (NVML's clocks-event reasons, called throttle reasons before driver 535).
+  // Empty when NVML does not support them on this GPU.
+  std::optional<double> memory_clock_hertz(int index) const;
+  std::optional<uint64_t> clock_event_reasons(int index) const;
+  // NVML's index of the GPU with this UUID ("GPU-..."), -1 when none has it.
+  int index_of_uuid(const std::string& uuid) const;
+
   // Per-function cost of the NVML calls sample() makes, for `rcuda monitor --profile`: what
   // each call costs in wall and CPU time is the driver's business, and differs by an order of
   // magnitude between drivers and boards, so it is measured rather than assumed.
@@ -67,6 +76,22 @@ class Nvml {
   bool profiling_ = false;
   mutable std::vector<CallCost> costs_;
 };
+
+// NVML's clocks-event reason bits (nvmlClocksEventReasons), the same values as the older
+// nvmlClocksThrottleReasons.
+inline constexpr uint64_t kClockEventGpuIdle = 0x1;
+inline constexpr uint64_t kClockEventApplicationsClocksSetting = 0x2;
+inline constexpr uint64_t kClockEventSwPowerCap = 0x4;
+inline constexpr uint64_t kClockEventHwSlowdown = 0x8;
+inline constexpr uint64_t kClockEventSyncBoost = 0x10;
+inline constexpr uint64_t kClockEventSwThermalSlowdown = 0x20;
+inline constexpr uint64_t kClockEventHwThermalSlowdown = 0x40;
+inline constexpr uint64_t kClockEventHwPowerBrakeSlowdown = 0x80;
+inline constexpr uint64_t kClockEventDisplayClockSetting = 0x100;
+
+// The snake_case names of the bits set in `reasons` ("sw_power_cap", "hw_thermal_slowdown", ...),
+// lowest bit first; a bit NVML may add later reads "unknown_0x200".
+std::vector<std::string> clock_event_names(uint64_t reasons);
 
 // Milliseconds since the Unix epoch, the timestamp of samples.
 int64_t unix_time_ms();
