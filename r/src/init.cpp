@@ -159,6 +159,11 @@ SEXP rc_zero_grad(SEXP tensors, SEXP set_to_none);
 SEXP rc_copy_all(SEXP dst, SEXP src);
 SEXP rc_torch_save(SEXP obj, SEXP path);
 SEXP rc_torch_load(SEXP path, SEXP device);
+SEXP rc_dlpack_entry_points();
+SEXP rc_dlpack_source(SEXP x);
+SEXP rc_dlpack_consumer_stream(SEXP device_type, SEXP device_id);
+SEXP rc_from_dlpack(SEXP address, SEXP versioned, SEXP copy);
+SEXP rc_dlpack_counts();
 SEXP rc_safetensors_save(SEXP tensors, SEXP metadata, SEXP path);
 SEXP rc_index_batch(SEXP tensors, SEXP index, SEXP drop, SEXP caller);
 SEXP rc_randperm(SEXP n, SEXP seed);
@@ -380,6 +385,11 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_copy_all", (DL_FUNC)&rc_copy_all, 2},
     {"rc_torch_save", (DL_FUNC)&rc_torch_save, 2},
     {"rc_torch_load", (DL_FUNC)&rc_torch_load, 2},
+    {"rc_dlpack_entry_points", (DL_FUNC)&rc_dlpack_entry_points, 0},
+    {"rc_dlpack_source", (DL_FUNC)&rc_dlpack_source, 1},
+    {"rc_dlpack_consumer_stream", (DL_FUNC)&rc_dlpack_consumer_stream, 2},
+    {"rc_from_dlpack", (DL_FUNC)&rc_from_dlpack, 3},
+    {"rc_dlpack_counts", (DL_FUNC)&rc_dlpack_counts, 0},
     {"rc_safetensors_save", (DL_FUNC)&rc_safetensors_save, 3},
     {"rc_index_batch", (DL_FUNC)&rc_index_batch, 4},
     {"rc_randperm", (DL_FUNC)&rc_randperm, 2},

@@ -4,6 +4,7 @@
 
 #include "rcuda/backend/cuda.h"
 #include "rcuda/backend/cuda_graph.h"
+#include "rcuda/backend/cuda_stream.h"
 #include "rcuda/core/error.h"
 
 namespace rcuda::cuda {
@@ -49,6 +50,8 @@ void set_cudnn_benchmark(bool on) { benchmark_on = on; }
 bool cudnn_benchmark() { return benchmark_on; }
 void set_cudnn_batch_norm(bool) {}
 bool cudnn_batch_norm() { return false; }
+StreamHandle current_stream_handle(int) { not_built("current_stream_handle"); }
+void stream_wait(int, StreamHandle, StreamHandle) { not_built("stream_wait"); }
 
 // CUDA graphs: nothing captures without CUDA.
 struct Graph::Impl {};

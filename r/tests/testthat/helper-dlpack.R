@@ -1,0 +1,80 @@
+# Python for the DLPack tests (test-dlpack.R), through reticulate, with NumPy and PyTorch as the
+# references. reticulate starts one Python per R process and keeps it, so the choice is made once,
+# before it starts: RETICULATE_PYTHON when set, else the first of RCUDA_PYTHON, python3 and python
+# on the PATH and /usr/bin/python3 that imports numpy and torch, else the first that imports
+# numpy. Tests skip, saying what is missing, when none does.
+
+dlpack_python_state <- new.env(parent = emptyenv())
+
+dlpack_choose_python <- function() {
+  if (!is.null(dlpack_python_state$reason)) return(dlpack_python_state$reason)
+  reason <- ""
+  if (!requireNamespace("reticulate", quietly = TRUE)) {
+    reason <- "reticulate is not installed"
+  } else if (!reticulate::py_available(initialize = FALSE) &&
+             !nzchar(Sys.getenv("RETICULATE_PYTHON"))) {
+    candidates <- unique(c(Sys.getenv("RCUDA_PYTHON"), Sys.which(c("python3", "python")),
+                           "/usr/bin/python3"))
+    candidates <- candidates[nzchar(candidates) & file.exists(candidates)]
+    # Probed without R's LD_LIBRARY_PATH, which can make a Python built with --enable-shared run
+    # against the system's libpython (and its module paths) instead of its own.
+    executable <- function(python, modules) {
+      code <- sprintf("import sys, %s; print(sys.executable)", modules)
+      out <- suppressWarnings(system2(python, c("-c", shQuote(code)), stdout = TRUE, stderr = FALSE,
+                                      env = "LD_LIBRARY_PATH="))
+      if (is.null(attr(out, "status")) && length(out) == 1) out else ""
+    }
+    chosen <- ""
+    for (modules in c("numpy, torch", "numpy")) {
+      for (python in candidates) {
+        chosen <- executable(python, modules)
+        if (nzchar(chosen)) break
+      }
+      if (nzchar(chosen)) break
+    }
+    if (nzchar(chosen)) reticulate::use_python(chosen, required = TRUE)
+  }
+  if (!nzchar(reason) && !isTRUE(tryCatch(reticulate::py_available(initialize = TRUE),
+                                          error = function(e) FALSE))) {
+    reason <- "reticulate found no usable Python"
+  }
+  dlpack_python_state$reason <- reason
+  reason
+}
+
+skip_if_no_python_module <- function(module) {
+  skip_if_not_installed("reticulate")
+  reason <- dlpack_choose_python()
+  if (nzchar(reason)) skip(reason)
+  if (!reticulate::py_module_available(module)) {
+    skip(paste0("the Python module ", module, " is not installed in ",
+                reticulate::py_config()$python))
+  }
+}
+
+skip_if_no_numpy <- function() skip_if_no_python_module("numpy")
+skip_if_no_torch <- function() {
+  skip_if_no_python_module("numpy")
+  skip_if_no_python_module("torch")
+}
+
+np <- function() reticulate::import("numpy", convert = FALSE)
+pytorch <- function() reticulate::import("torch", convert = FALSE)
+# dlpack_helpers.py beside this file: item assignment, weak references, hand-made capsules.
+pyhelp <- function() {
+  reticulate::import_from_path("dlpack_helpers", path = test_path(), convert = FALSE)
+}
+# The package's own Python module (inst/python/rcuda_dlpack.py): capsule names and flags.
+shim <- function() {
+  reticulate::import_from_path("rcuda_dlpack", system.file("python", package = "rcuda"),
+                               convert = FALSE)
+}
+py_r <- function(x) reticulate::py_to_r(x)
+py_tuple <- function(...) reticulate::tuple(...)
+# Python's collector, then R's, then Python's again (R's finalizers release Python objects).
+collect_both <- function() {
+  pyhelp()$collect()
+  gc()
+  pyhelp()$collect()
+  invisible()
+}
