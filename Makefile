@@ -58,7 +58,7 @@ test: layers build
 	BUILD=$(BUILD) tests/dist/dead_rank.sh
 	BUILD=$(BUILD) tests/dist/slurm_single_node.sh
 	scripts/cli-check.sh $(BUILD)
-	BUILD=$(BUILD) scripts/r-check.sh
+	BUILD=$(BUILD) scripts/r-tarball-check.sh
 
 bench: build
 	$(BUILD)/bench/bench_cpu

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the engine when needed, installs the R package into build/r-lib, runs its testthat
-# tests and `R CMD check --no-manual`. Exits non-zero when any step fails.
+# The R package against a prebuilt engine, the developer's loop: builds the engine when needed,
+# installs r/ into build/r-lib linked to it (RCUDA_HOME/RCUDA_BUILD, as `make r-install`) and runs
+# the testthat tests. Exits non-zero when any step fails. R CMD check of the source tarball, which
+# builds its own engine, is scripts/r-tarball-check.sh (the one `make test` runs).
 #   BUILD=dir        the engine's CMake build directory (default: build)
-#   R_CHECK=0        skip R CMD check (tests only)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +15,16 @@ export MAKEFLAGS="${MAKEFLAGS:--j2}"
 if [ ! -f "$build/src/librcuda.so" ]; then
   [ -f "$build/build.ninja" ] || cmake -S "$root" -B "$build" -G Ninja -DRCUDA_WITH_CUDA="${RCUDA_WITH_CUDA:-AUTO}"
   ninja -C "$build" rcuda
+fi
+
+# The package's own C++ behind ccache, unless the user has a Makevars of their own (the
+# compilers written out: see scripts/r-tarball-check.sh).
+if command -v ccache >/dev/null && [ -z "${R_MAKEVARS_USER:-}" ] && ! ls "$HOME"/.R/Makevars* >/dev/null 2>&1; then
+  makevars=$(mktemp)
+  trap 'rm -f "$makevars"' EXIT
+  printf 'CXX = ccache %s\nCXX17 = ccache %s\n' "$(R CMD config --no-user-files CXX)" \
+    "$(R CMD config --no-user-files CXX17)" >"$makevars"
+  export R_MAKEVARS_USER="$makevars"
 fi
 
 lib="$build/r-lib"
@@ -34,15 +45,3 @@ echo "r-check: testthat"
   cat(sprintf("r-check: %d expectations, %d failed, %d skipped, %d errors\n",
               sum(res$nb), sum(res$failed), sum(res$skipped), sum(res$error)))
   if (sum(res$failed) > 0 || any(res$error)) quit(status = 1)')
-
-if [ "${R_CHECK:-1}" != "0" ]; then
-  echo "r-check: R CMD check --no-manual"
-  work="$build/r-check"
-  rm -rf "$work" && mkdir -p "$work"
-  (cd "$work" && R CMD build --no-build-vignettes "$root/r" >build.log 2>&1 || { cat build.log; exit 1; })
-  (cd "$work" && R_LIBS="$lib" _R_CHECK_FORCE_SUGGESTS_=false R CMD check --no-manual rcuda_*.tar.gz | tee check.log)
-  if grep -qE "^Status: .*(ERROR|WARNING)" "$work/check.log"; then
-    echo "r-check: R CMD check reported an ERROR or WARNING (see $work/rcuda.Rcheck)" >&2
-    exit 1
-  fi
-fi

@@ -50,8 +50,9 @@ check_serve_port <- function(port, arg, off = FALSE) {
                 if (off) ", or -1 for none" else "", ", got ", deparse(port)[1])
 }
 
-# Note [Where R finds the rcuda binary]: option rcuda.cli, then RCUDA_CLI, then the CLI of the
-# engine build the package was installed against (configure writes that build's folder into
+# Note [Where R finds the rcuda binary]: option rcuda.cli, then RCUDA_CLI, then the CLI that
+# configure built with the package's own engine (installed in the package's bin/), or the CLI of
+# the engine build the package was installed against (configure writes that build's folder into
 # inst/engine.dcf), then `rcuda` on the PATH. An option or variable that is set must name an
 # executable: falling through to another binary would serve with an engine the user did not ask
 # for.
@@ -73,6 +74,8 @@ rcuda_cli <- function() {
     return(normalizePath(env))
   }
   tried <- c("option rcuda.cli (unset)", "environment variable RCUDA_CLI (unset)")
+  bundled <- system.file("bin", "rcuda", package = "rcuda")
+  if (nzchar(bundled) && is_executable(bundled)) return(bundled)
   build <- engine_build_dir()
   if (!is.na(build)) {
     path <- file.path(build, "apps", "cli", "rcuda")

@@ -189,8 +189,12 @@ test_that("the rcuda program is found through option rcuda.cli, then RCUDA_CLI",
   expect_equal(rcuda:::rcuda_cli(), normalizePath(fake))
   withr::local_envvar(RCUDA_CLI = NA)
   withr::local_envvar(PATH = tempdir())
+  # Then the CLI installed with the package's own engine, or the one of the build it linked.
+  bundled <- system.file("bin", "rcuda", package = "rcuda")
   build <- rcuda:::engine_build_dir()
-  if (is.na(build) || !file.exists(file.path(build, "apps", "cli", "rcuda"))) {
+  if (nzchar(bundled)) {
+    expect_equal(rcuda:::rcuda_cli(), bundled)
+  } else if (is.na(build) || !file.exists(file.path(build, "apps", "cli", "rcuda"))) {
     expect_error(rcuda:::rcuda_cli(), "rcuda on the PATH")
   } else {
     expect_equal(rcuda:::rcuda_cli(), file.path(build, "apps", "cli", "rcuda"))
