@@ -5,7 +5,7 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
-#                                       layers fp8 profile r_bench jit onnx
+#                                       layers fp8 profile r_bench jit onnx dlpack stress
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
 #                                       ResNet-18, MNIST-CNN and LSTM training steps and the
@@ -120,6 +120,29 @@ run_r() {
   command -v Rscript >/dev/null || { step "R package tests" "no R (carry .devdeps)"; return; }
   BUILD=build-gpu R_CHECK=0 scripts/r-check.sh >"$OUT/r-check.log" 2>&1
   step "R package tests" "exit $? ($(grep -E '^r-check: [0-9]' "$OUT/r-check.log" | tail -1))"
+}
+
+# DLPack with PyTorch's CUDA tensors (docs/dlpack.md): the R package against build-gpu, its
+# DLPack tests with a CUDA PyTorch. Needs R and reticulate (r-cran-reticulate and its Depends
+# among the carried .debs) beside the engine's libraries.
+run_dlpack() {
+  build-gpu/tests/rcuda_tests --gtest_filter='DLPack*' >"$OUT/dlpack-cpp.log" 2>&1
+  step "DLPack C++ tests" "exit $? ($(grep -E '^\[  PASSED' "$OUT/dlpack-cpp.log" | tail -1))"
+  command -v Rscript >/dev/null || { step "DLPack R tests" "no R (carry .devdeps)"; return; }
+  local lib=build-gpu/r-lib
+  mkdir -p "$lib" && rm -f r/src/*.o r/src/*.so
+  RCUDA_HOME=$PWD RCUDA_BUILD=$PWD/build-gpu R CMD INSTALL --no-multiarch -l "$lib" r \
+    >"$OUT/dlpack-r-install.log" 2>&1 || { step "DLPack R tests" "install failed"; return; }
+  (cd r/tests && RETICULATE_PYTHON=${RETICULATE_PYTHON:-$(command -v python3)} R_LIBS=../../$lib \
+    Rscript -e 'library(testthat); library(rcuda); r <- as.data.frame(test_file("testthat/test-dlpack.R", reporter = "summary")); cat(sprintf("dlpack: %d expectations, %d failed, %d skipped\n", sum(r$nb), sum(r$failed), sum(r$skipped)))') \
+    >"$OUT/dlpack-r.log" 2>&1
+  step "DLPack R tests" "exit $? ($(grep -E '^dlpack: ' "$OUT/dlpack-r.log" | tail -1))"
+}
+
+# `rcuda stress` (docs/stress.md): its tests, its checks on the GPU and level 1 beside PyTorch.
+run_stress() {
+  OUT=$OUT BUILD=build-gpu bench/stress_gpu.sh tests cli bench >"$OUT/stress.log" 2>&1
+  step "rcuda stress" "exit $? ($(tail -3 "$OUT/stress.log" | tr '\n' ' '))"
 }
 
 run_bench() {
@@ -363,6 +386,8 @@ for s in "${stages[@]}"; do
     memcheck | racecheck) run_sanitizer "$s" ;;
     r) run_r ;;
     bench) run_bench ;;
+    dlpack) run_dlpack ;;
+    stress) run_stress ;;
     train) run_train ;;
     train_r) run_train_r ;;
     layers) run_layers ;;
