@@ -5,7 +5,7 @@
 # package's tests, then rcuda's benchmarks beside PyTorch's on the same shapes.
 # Logs go to $OUT (or /tmp/rcuda-gpu); a summary is printed last.
 #   scripts/gpu-check.sh [STAGE...]     stages: build tests cli memcheck racecheck r bench train train_r
-#                                       layers fp8 profile r_bench jit onnx dlpack stress
+#                                       layers fp8 profile r_bench jit onnx dlpack stress tarball
 #                                       (train: the training step beside PyTorch's, the loss
 #                                       curves compared, and the per-op host cost; layers: the
 #                                       ResNet-18, MNIST-CNN and LSTM training steps and the
@@ -143,6 +143,14 @@ run_dlpack() {
 run_stress() {
   OUT=$OUT BUILD=build-gpu bench/stress_gpu.sh tests cli bench >"$OUT/stress.log" 2>&1
   step "rcuda stress" "exit $? ($(tail -3 "$OUT/stress.log" | tr '\n' ' '))"
+}
+
+# The source tarball installed the R way with CUDA on (build-gpu's CMake choices), a short
+# training run from that library; R CMD check left out (R_CHECK=0), the r stage runs the tests.
+run_tarball() {
+  command -v Rscript >/dev/null || { step "R tarball with CUDA" "no R (carry .devdeps)"; return; }
+  BUILD=build-gpu R_CHECK=0 scripts/r-tarball-check.sh >"$OUT/r-tarball.log" 2>&1
+  step "R tarball with CUDA" "exit $? ($(grep -E 'training on|loss ' "$OUT/r-tarball.log" | tr '\n' ' '))"
 }
 
 run_bench() {
@@ -388,6 +396,7 @@ for s in "${stages[@]}"; do
     bench) run_bench ;;
     dlpack) run_dlpack ;;
     stress) run_stress ;;
+    tarball) run_tarball ;;
     train) run_train ;;
     train_r) run_train_r ;;
     layers) run_layers ;;
