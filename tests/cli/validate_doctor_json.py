@@ -3,21 +3,12 @@
 (JSON Schema draft 2020-12), and checks what the schema cannot express: the summary counts
 match the checks, `ok` matches the absence of FAIL, and an unavailable CUDA says why."""
 import json
-import os
 import sys
 
-import jsonschema
+from json_schema import validate
 
-here = os.path.dirname(os.path.abspath(__file__))
-schema = json.load(open(os.path.join(here, "..", "..", "docs", "doctor-schema.json")))
 report = json.load(open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin)
-
-jsonschema.Draft202012Validator.check_schema(schema)
-errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(report), key=lambda e: list(e.path))
-for e in errors:
-    print(f"doctor-json: {'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
-if errors:
-    sys.exit(1)
+validate(report, "doctor-schema.json", "doctor-json")
 
 counts = {s: sum(c["status"] == s.upper() for c in report["checks"]) for s in ("pass", "warn", "fail", "skip")}
 assert counts == report["summary"], (counts, report["summary"])

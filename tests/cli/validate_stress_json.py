@@ -5,10 +5,9 @@ the GPUs' wrong elements, errors and figures; each GPU's wrong_elements is the s
 figures are the rates of the phases that ran.
     validate_stress_json.py [FILE] [--exit-code N]   (N: the exit status the run gave)"""
 import json
-import os
 import sys
 
-import jsonschema
+from json_schema import validate
 
 args = [a for a in sys.argv[1:]]
 exit_code = None
@@ -16,16 +15,8 @@ if "--exit-code" in args:
     i = args.index("--exit-code")
     exit_code = int(args[i + 1])
     del args[i:i + 2]
-here = os.path.dirname(os.path.abspath(__file__))
-schema = json.load(open(os.path.join(here, "..", "..", "docs", "stress-schema.json")))
 report = json.load(open(args[0]) if args else sys.stdin)
-
-jsonschema.Draft202012Validator.check_schema(schema)
-errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(report), key=lambda e: list(e.path))
-for e in errors:
-    print(f"stress-json: {'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
-if errors:
-    sys.exit(1)
+validate(report, "stress-schema.json", "stress-json")
 
 failed = below = False
 for g in report["gpus"]:

@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "rcuda/telemetry/metrics.h"
 #include "rcuda/telemetry/nvml.h"
@@ -32,10 +35,11 @@ class FakeNvml : public ::testing::Test {
     return nvml;
   }
   static constexpr const char* kVars[] = {
-      "FAKE_NVML_GPUS",         "FAKE_NVML_TEMPERATURE",  "FAKE_NVML_POWER_MW",
-      "FAKE_NVML_MEMORY_TOTAL", "FAKE_NVML_MEMORY_USED",  "FAKE_NVML_UTIL_GPU",
-      "FAKE_NVML_UTIL_MEMORY",  "FAKE_NVML_SM_CLOCK_MHZ", "FAKE_NVML_MIG",
-      "FAKE_NVML_NO_POWER",     "FAKE_NVML_INIT_ERROR",   "FAKE_NVML_DELAY_MS"};
+      "FAKE_NVML_GPUS",          "FAKE_NVML_TEMPERATURE",  "FAKE_NVML_POWER_MW",
+      "FAKE_NVML_MEMORY_TOTAL",  "FAKE_NVML_MEMORY_USED",  "FAKE_NVML_UTIL_GPU",
+      "FAKE_NVML_UTIL_MEMORY",   "FAKE_NVML_SM_CLOCK_MHZ", "FAKE_NVML_MIG",
+      "FAKE_NVML_NO_POWER",      "FAKE_NVML_INIT_ERROR",   "FAKE_NVML_DELAY_MS",
+      "FAKE_NVML_MEM_CLOCK_MHZ", "FAKE_NVML_CLOCK_EVENTS", "FAKE_NVML_NO_CLOCK_EVENTS"};
 };
 
 TEST_F(FakeNvml, ReadsEveryFieldInBaseUnits) {
@@ -167,6 +171,44 @@ TEST_F(FakeNvml, SamplerServesTheLatestSampleWithoutWaitingOnNvml) {
   NvmlSampler fast(nvml, std::chrono::milliseconds(10));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_GE(fast.samples_taken(), 3);
+}
+
+// The memory clock and the clock-event (throttle) reasons `rcuda stress` reads beside each
+// sample: values in base units, reasons as NVML's bits and their names.
+TEST_F(FakeNvml, MemoryClockInHertz) {
+  setenv("FAKE_NVML_MEM_CLOCK_MHZ", "1593", 1);
+  const auto nvml = open();
+  EXPECT_DOUBLE_EQ(*nvml->memory_clock_hertz(0), 1593e6);
+  EXPECT_DOUBLE_EQ(*nvml->memory_clock_hertz(1), 1594e6);  // GPU i reports base + i
+}
+
+TEST_F(FakeNvml, ClockEventReasonsAsBitsAndNames) {
+  // sw_power_cap | hw_thermal_slowdown | a bit NVML does not define today
+  setenv("FAKE_NVML_CLOCK_EVENTS", std::to_string(0x4 | 0x40 | 0x2000).c_str(), 1);
+  const auto nvml = open();
+  const std::optional<uint64_t> reasons = nvml->clock_event_reasons(1);
+  ASSERT_TRUE(reasons.has_value());
+  EXPECT_EQ(*reasons, kClockEventSwPowerCap | kClockEventHwThermalSlowdown | 0x2000u);
+  EXPECT_EQ(clock_event_names(*reasons),
+            (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown", "unknown_0x2000"}));
+  EXPECT_EQ(clock_event_names(0), std::vector<std::string>{});
+  EXPECT_EQ(clock_event_names(kClockEventGpuIdle | kClockEventHwSlowdown |
+                              kClockEventSwThermalSlowdown | kClockEventHwPowerBrakeSlowdown),
+            (std::vector<std::string>{"gpu_idle", "hw_slowdown", "sw_thermal_slowdown",
+                                      "hw_power_brake_slowdown"}));
+}
+
+TEST_F(FakeNvml, UnsupportedReasonsAreEmpty) {
+  setenv("FAKE_NVML_NO_CLOCK_EVENTS", "1", 1);
+  EXPECT_FALSE(open()->clock_event_reasons(0).has_value());
+}
+
+TEST_F(FakeNvml, FindsAGpuByUuid) {
+  setenv("FAKE_NVML_GPUS", "3", 1);
+  const auto nvml = open();
+  EXPECT_EQ(nvml->index_of_uuid("GPU-fa4e0000-0000-0000-0000-000000000002"), 2);
+  EXPECT_EQ(nvml->index_of_uuid("GPU-00000000-0000-0000-0000-000000000000"), -1);
+  EXPECT_EQ(nvml->index_of_uuid(""), -1);
 }
 
 }  // namespace
