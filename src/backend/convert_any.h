@@ -40,7 +40,13 @@ RCUDA_HOST_DEVICE inline void narrow(char* p, WideValue v) {
   *reinterpret_cast<T*>(p) = v.is_integer ? convert<T>(v.integer) : convert<T>(v.real);
 }
 
-// Complex dtypes are refused on the host before a loop starts (dispatch_with_float8 throws).
+// Throws the DTypeError a typed conversion would for a pair load_any/store_any cannot convert
+// (complex): both backends call it before their generic loop starts.
+inline void check_convertible(DType to, DType from) {
+  dispatch_with_float8(to, [](auto) {});
+  dispatch_with_float8(from, [](auto) {});
+}
+
 RCUDA_HOST_DEVICE inline WideValue load_any(const char* p, DType dtype) {
   switch (dtype) {
     case DType::Bool:

@@ -148,8 +148,7 @@ void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
         unary_loop<D, S>(dst, src, [](S v) { return convert<D>(v); });
       });
   if (typed) return;
-  dispatch_with_float8(dst.dtype(), [](auto) {});  // refuses complex, as a typed dispatch does
-  dispatch_with_float8(src.dtype(), [](auto) {});
+  backend::check_convertible(dst.dtype(), src.dtype());
   const DType to = dst.dtype(), from = src.dtype();
   for_each_row<2>({dst, src}, [to, from](const std::array<char*, 2>& p,
                                          const std::array<int64_t, 2>& s, int64_t n) {

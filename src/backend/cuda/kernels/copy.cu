@@ -29,9 +29,7 @@ void convert_typed(const Tensor& dst, const Tensor& src) {
 }
 
 void convert_generic(const Tensor& dst, const Tensor& src) {
-  // Refuses what the kernel cannot convert (complex), as a typed dispatch does.
-  backend::dispatch_with_float8(dst.dtype(), [](auto) {});
-  backend::dispatch_with_float8(src.dtype(), [](auto) {});
+  backend::check_convertible(dst.dtype(), src.dtype());
   const DType to = dst.dtype(), from = src.dtype();
   launch_strided<2>({dst, src}, [=] __device__(char** p) {
     backend::store_any(p[0], to, backend::load_any(p[1], from));
