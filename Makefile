@@ -50,15 +50,10 @@ layers:
 # and CI run as root).
 MPIRUN = $(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 )mpirun --oversubscribe
 
-test: layers build
-	$(BUILD)/tests/rcuda_tests
-	$(BUILD)/tests/rcuda_server_tests
-	$(MPIRUN) -np 2 $(BUILD)/tests/rcuda_dist_tests
-	$(MPIRUN) -np 3 $(BUILD)/tests/rcuda_dist_tests
-	BUILD=$(BUILD) tests/dist/dead_rank.sh
-	BUILD=$(BUILD) tests/dist/slurm_single_node.sh
-	scripts/cli-check.sh $(BUILD)
-	BUILD=$(BUILD) scripts/r-tarball-check.sh
+# The engine first; then the tarball check of the R package runs beside the rest of the build and
+# the C++ tests (Note [The R check beside the C++ build] in scripts/run-tests.sh).
+test: layers engine
+	BUILD=$(BUILD) JOBS=$(JOBS) MPIRUN="$(MPIRUN)" scripts/run-tests.sh
 
 bench: build
 	$(BUILD)/bench/bench_cpu

@@ -1,13 +1,14 @@
-# torch for R's random draws: bernoulli, poisson, multinomial, normal, randint_like and the
-# in-place fills (exponential_, log_normal_, cauchy_, geometric_, random_), each a composition of
-# rcuda's own ops over uniform or normal draws, on the CPU and CUDA alike.
+# torch for R's random draws: bernoulli, poisson, the Gamma sampler, multinomial, normal,
+# randint_like and the in-place fills (exponential_, log_normal_, cauchy_, geometric_, random_),
+# each a composition of rcuda's own ops over uniform or normal draws, or (Poisson, Gamma) the
+# engine's samplers, on the CPU and CUDA alike.
 #
 # Note [Random draws from the default generator]
-# Every draw here starts from torch_rand() (torch_randn(), torch_randint()) on the target's device, so
-# torch_manual_seed() repeats it, on the CPU and the GPU alike, as for rcuda's $uniform_().
-# Uniforms are drawn in float64 unless the target is float32 (whose precision is all its
-# draws can hold), then transformed (inverse CDFs, Hoermann's rejection for Poisson) and cast
-# to the target's dtype. The in-place fills write with inplace() (Note [In-place methods as
+# Every draw here starts from torch_rand() (torch_randn(), torch_randint()) on the target's device,
+# or from the engine's Poisson and Gamma samplers (rcuda/ops/random.h), which draw from the same
+# generator, so torch_manual_seed() repeats it, on the CPU and the GPU alike, as for rcuda's
+# $uniform_(). Uniforms are drawn in float64 unless the target is float32 (whose precision is
+# all its draws can hold), then transformed (inverse CDFs) and cast to the target's dtype. The in-place fills write with inplace() (Note [In-place methods as
 # copies]), so they refuse what every in-place method refuses. A torch_generator() given as
 # `generator` supplies the draws instead (Note [Generator objects] in R/generator.R).
 
@@ -90,48 +91,54 @@ torch_bernoulli <- function(self, p, generator = NULL) {
   with_generator(generator, "torch_bernoulli", function() with_no_grad(bernoulli_draw(self, p, "torch_bernoulli")))
 }
 
-# Knuth's product of uniforms below rate 10, Hoermann's transformed rejection (PTRS, 1993) at
-# and above, as torch's CPU sampler; each loop runs until every element has its draw.
-poisson_draw <- function(rate) {
-  out <- torch_zeros_like(rate)
-  still <- function(mask) mask$any()$item()
-  small <- (rate > 0) & (rate < 10)
-  limit <- torch_exp(-rate)
-  product <- torch_ones_like(rate)
-  while (still(small)) {
-    product <- torch_where(small, product * torch_rand_like(rate), product)
-    small <- small & (product > limit)
-    out <- out + small$to(dtype = out$dtype)
-  }
-  large <- rate >= 10
-  slam <- rate$sqrt()
-  b <- 0.931 + 2.53 * slam
-  a <- -0.059 + 0.02483 * b
-  log_inv_alpha <- torch_log(1.1239 + 1.1328 / (b - 3.4))
-  vr <- 0.9277 - 3.6224 / (b - 2)
-  while (still(large)) {
-    u <- torch_rand_like(rate) - 0.5
-    v <- torch_rand_like(rate)
-    us <- 0.5 - u$abs()
-    k <- ((2 * a / us + b) * u + rate + 0.43)$floor()
-    quick <- (us >= 0.07) & (v <= vr)
-    rejected <- (k < 0) | ((us < 0.013) & (v > us))
-    kept <- torch_log(v) + log_inv_alpha - torch_log(a / (us * us) + b) <=
-      -rate + k * torch_log(rate) - torch_lgamma(k + 1)
-    accept <- large & (quick | (!rejected & kept))
-    out <- torch_where(accept, k, out)
-    large <- large & !accept
-  }
-  out
-}
-
 #' @export
 torch_poisson <- function(self, generator = NULL) {
   self <- convenience_tensor(as_tensor_arg(self), "torch_poisson", "self")
   if (!is_floating_dtype(dtype_of(self))) value_error("torch_poisson: self must hold floating rates, got ", dtype_of(self))
-  rate <- with_no_grad(self$to(dtype = "float64"))
-  if (rate$numel() > 0 && ((rate < 0) | rate$isnan())$any()$item()) value_error("torch_poisson: rates must be >= 0")
-  with_generator(generator, "torch_poisson", function() with_no_grad(poisson_draw(rate)$to(dtype = self$dtype)))
+  sampler_parameter(self, "torch_poisson", "rates", "must be >= 0 and finite", function(x) x >= 0)
+  with_generator(generator, "torch_poisson", function() .Call(rc_sample, "poisson", self$detach()))
+}
+
+# torch for R's names for the Gamma(alpha, 1) sampler and its gradient (the distributions'
+# Gamma, Chi2, Beta and Dirichlet draw from it). The draw is differentiable in alpha through
+# the implicit reparameterisation gradient (ops::standard_gamma_grad in rcuda/ops/random.h).
+#' @export
+torch__standard_gamma <- function(self, generator = NULL) {
+  self <- convenience_tensor(as_tensor_arg(self), "torch__standard_gamma", "self")
+  if (!is_floating_dtype(dtype_of(self))) value_error("torch__standard_gamma: self must hold floating concentrations, got ", dtype_of(self))
+  sampler_parameter(self, "torch__standard_gamma", "self (the concentration)", "must be > 0 and finite",
+                    function(x) x > 0)
+  with_generator(generator, "torch__standard_gamma", function() standard_gamma_function(self))
+}
+
+standard_gamma_function <- autograd_function(
+  forward = function(ctx, alpha) {
+    sample <- .Call(rc_sample, "standard_gamma", alpha)
+    ctx$save_for_backward(alpha = alpha, sample = sample)
+    sample
+  },
+  backward = function(ctx, grad_output) {
+    saved <- ctx$saved_variables
+    list(alpha = grad_output * torch__standard_gamma_grad(saved$alpha, saved$sample))
+  }
+)
+
+#' @export
+torch__standard_gamma_grad <- function(self, output) {
+  self <- convenience_tensor(as_tensor_arg(self), "torch__standard_gamma_grad", "self")
+  output <- convenience_tensor(as_tensor_arg(output), "torch__standard_gamma_grad", "output")
+  .Call(rc_standard_gamma_grad, self$detach(), output$detach())
+}
+
+# A sampler's parameter checked in R, so that the error names the R function and the argument:
+# `valid(x)` must hold for every element, and the values must be finite.
+sampler_parameter <- function(x, fn, arg, what, valid) {
+  if (x$numel() == 0) return(invisible(x))
+  with_no_grad({
+    ok <- valid(x) & torch_isfinite(x)
+    if (!ok$all()$item()) value_error(fn, ": ", arg, " ", what, ", got ", x$masked_select(!ok)[1]$item())
+  })
+  invisible(x)
 }
 
 # 1-based category indices (int64), num_samples per row of weights. With replacement: where

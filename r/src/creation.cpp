@@ -70,6 +70,21 @@ extern "C" SEXP rc_random(SEXP kind, SEXP size, SEXP dtype, SEXP device) {
   RCUDA_END
 }
 
+// kind: "poisson" (x holds the rates) or "standard_gamma" (x holds alpha); a draw per element.
+extern "C" SEXP rc_sample(SEXP kind, SEXP x) {
+  RCUDA_BEGIN
+  const std::string k = CHAR(STRING_ELT(kind, 0));
+  if (k == "poisson") return wrap(ops::poisson(unwrap(x)));
+  return wrap(ops::standard_gamma(unwrap(x)));
+  RCUDA_END
+}
+
+extern "C" SEXP rc_standard_gamma_grad(SEXP alpha, SEXP sample) {
+  RCUDA_BEGIN
+  return wrap(ops::standard_gamma_grad(unwrap(alpha), unwrap(sample)));
+  RCUDA_END
+}
+
 extern "C" SEXP rc_randint(SEXP low, SEXP high, SEXP size, SEXP dtype, SEXP device) {
   RCUDA_BEGIN
   const int64_t lo = scalar_arg(low, "torch_randint").to_int();

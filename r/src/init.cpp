@@ -16,6 +16,8 @@ SEXP rc_arange(SEXP start, SEXP end, SEXP step, SEXP dtype, SEXP device);
 SEXP rc_linspace(SEXP start, SEXP end, SEXP steps, SEXP dtype, SEXP device);
 SEXP rc_eye(SEXP n, SEXP m, SEXP dtype, SEXP device);
 SEXP rc_manual_seed(SEXP seed);
+SEXP rc_sample(SEXP kind, SEXP x);
+SEXP rc_standard_gamma_grad(SEXP alpha, SEXP sample);
 SEXP rc_get_rng_state();
 SEXP rc_set_rng_state(SEXP state);
 SEXP rc_get_default_dtype();
@@ -252,6 +254,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_linspace", (DL_FUNC)&rc_linspace, 5},
     {"rc_eye", (DL_FUNC)&rc_eye, 4},
     {"rc_manual_seed", (DL_FUNC)&rc_manual_seed, 1},
+    {"rc_sample", (DL_FUNC)&rc_sample, 2},
+    {"rc_standard_gamma_grad", (DL_FUNC)&rc_standard_gamma_grad, 2},
     {"rc_get_rng_state", (DL_FUNC)&rc_get_rng_state, 0},
     {"rc_set_rng_state", (DL_FUNC)&rc_set_rng_state, 1},
     {"rc_get_default_dtype", (DL_FUNC)&rc_get_default_dtype, 0},

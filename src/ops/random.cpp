@@ -7,6 +7,8 @@
 #include "ops_util.h"
 #include "rcuda/backend/cuda_graph.h"
 #include "rcuda/ops/copy.h"
+#include "rcuda/ops/elementwise.h"
+#include "rcuda/ops/reduction.h"
 
 namespace rcuda {
 
@@ -150,6 +152,68 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
   return fill_random(t, [=](const Tensor& out, uint64_t seed, uint64_t offset) {
     ops::backend_of(out).random_int(out, seed, offset, low, high);
   });
+}
+
+namespace {
+
+// A sampler's parameter: floating, few enough elements for a stream each (Note [A Philox stream
+// per element]), every value finite and above `low` (or at it when `low_allowed`). Checking the
+// values reads one flag back from the GPU, as torch's samplers check theirs on the host.
+Tensor sampler_parameter(const char* op, const char* arg, const Tensor& t, double low,
+                         bool low_allowed) {
+  RCUDA_CHECK(t.defined(), ValueError, op, ": ", arg, " is an undefined tensor");
+  RCUDA_CHECK(is_floating(t.dtype()), DTypeError, op, ": ", arg,
+              " must have a floating dtype, got ", dtype_name(t.dtype()));
+  RCUDA_CHECK(t.numel() < (int64_t{1} << 43), ValueError, op, ": ", arg, " has ", t.numel(),
+              " elements; at most 2^43 - 1 are drawn in one call");
+  if (t.numel() > 0) {
+    const Tensor above = low_allowed ? ge(t, low) : gt(t, low);
+    const Tensor valid = logical_and(above, lt(t, std::numeric_limits<double>::infinity()));
+    RCUDA_CHECK(item(all(valid)).to_bool(), ValueError, op, ": every element of ", arg,
+                " must be finite and ", low_allowed ? ">= " : "> ", low,
+                "; got a negative, zero, infinite or NaN value");
+  }
+  return contiguous(t);
+}
+
+template <typename Draw>
+Tensor sample(const Tensor& param, Draw draw) {
+  Tensor out = Tensor::empty(param.shape(), param.dtype(), param.device());
+  if (out.numel() == 0) return out;
+  with_next_philox(out.device(), [=](uint64_t seed, uint64_t offset) { draw(out, seed, offset); });
+  return out;
+}
+
+}  // namespace
+
+Tensor poisson(const Tensor& rates) {
+  const Tensor r = sampler_parameter("poisson", "rates", rates, 0, /*low_allowed=*/true);
+  return sample(r, [r](const Tensor& out, uint64_t seed, uint64_t offset) {
+    ops::backend_of(out).random_poisson(out, r, seed, offset);
+  });
+}
+
+Tensor standard_gamma(const Tensor& alpha) {
+  const Tensor a = sampler_parameter("standard_gamma", "alpha", alpha, 0, /*low_allowed=*/false);
+  return sample(a, [a](const Tensor& out, uint64_t seed, uint64_t offset) {
+    ops::backend_of(out).random_gamma(out, a, seed, offset);
+  });
+}
+
+Tensor standard_gamma_grad(const Tensor& alpha, const Tensor& sample) {
+  const char* op = "standard_gamma_grad";
+  const Tensor a = sampler_parameter(op, "alpha", alpha, 0, /*low_allowed=*/false);
+  RCUDA_CHECK(sample.defined() && sample.shape() == alpha.shape(), ValueError, op,
+              ": sample must have alpha's shape ", shape_str(alpha.shape()), ", got ",
+              sample.defined() ? shape_str(sample.shape()) : std::string("an undefined tensor"));
+  RCUDA_CHECK(sample.dtype() == alpha.dtype(), DTypeError, op, ": sample must have alpha's dtype ",
+              dtype_name(alpha.dtype()), ", got ", dtype_name(sample.dtype()));
+  RCUDA_CHECK(sample.device() == alpha.device(), ValueError, op, ": sample is on ",
+              sample.device().str(), ", alpha on ", alpha.device().str());
+  const Tensor x = contiguous(sample);
+  Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device());
+  if (out.numel() > 0) ops::backend_of(out).gamma_sample_grad(out, a, x);
+  return out;
 }
 
 }  // namespace rcuda::ops

@@ -386,5 +386,38 @@ TEST(CudaRandom, SameStreamsAsTheCpu) {
                 philox::uniform_float(3, 0, static_cast<uint64_t>(r * 4 + c / 2)));
 }
 
+// Poisson and Gamma draws: each element runs the CPU's sampler on the same Philox stream (Note
+// [A Philox stream per element]), so the draws agree but where an acceptance test lands within
+// an ulp of its bound, where CUDA's log, exp or lgamma differ from glibc's in the last place.
+TEST(CudaRandom, PoissonAndGammaFollowTheCpuStreams) {
+  RCUDA_REQUIRE_CUDA();
+  const Tensor rates =
+      test::tensor_of({0, 0.5, 4, 9.99, 10, 37, 1e4}, {7}, DType::Float64).expand({4000, 7});
+  for (DType dtype : {DType::Float64, DType::Float32, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor r = to(rates, dtype), alpha = to(add(rates, 0.05), dtype);
+    manual_seed(31);
+    const std::vector<double> cpu_p = values(poisson(r)), cpu_g = values(standard_gamma(alpha));
+    manual_seed(31);
+    const std::vector<double> gpu_p = values(poisson(on_cuda(r)));
+    const std::vector<double> gpu_g = values(standard_gamma(on_cuda(alpha)));
+    size_t same_p = 0, same_g = 0;
+    for (size_t i = 0; i < cpu_p.size(); ++i) {
+      same_p += cpu_p[i] == gpu_p[i];
+      same_g += std::fabs(cpu_g[i] - gpu_g[i]) <= 1e-6 * cpu_g[i];
+    }
+    EXPECT_GT(same_p, cpu_p.size() * 999 / 1000);
+    EXPECT_GT(same_g, cpu_g.size() * 999 / 1000);
+    // The gradient is a deterministic function of (alpha, x): equal to rounding.
+    const Tensor x = standard_gamma(alpha);
+    EXPECT_TRUE(test::all_close(values(standard_gamma_grad(on_cuda(alpha), on_cuda(x))),
+                                values(standard_gamma_grad(alpha, x)),
+                                dtype == DType::Float64   ? 1e-9
+                                : dtype == DType::Float32 ? 1e-6
+                                                          : 1e-2));
+  }
+  EXPECT_THROW(poisson(on_cuda(test::tensor_of({1, -1}, {2}, DType::Float32))), ValueError);
+}
+
 }  // namespace
 }  // namespace rcuda

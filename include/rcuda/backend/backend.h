@@ -126,6 +126,18 @@ class Backend {
   // Integers in [low, high).
   virtual void random_int(const Tensor& out, uint64_t seed, uint64_t offset, int64_t low,
                           int64_t high) = 0;
+  // Draws that take a variable number of uniforms, each element from its own Philox stream
+  // (Note [A Philox stream per element] in src/backend/random_samplers.h): out[i] is a Poisson
+  // draw of rates[i], or a Gamma(alpha[i], 1) draw. out and the parameter contiguous, of one
+  // floating dtype, fewer than 2^43 elements; ops have checked the parameters (rates finite
+  // and >= 0, alpha finite and > 0).
+  virtual void random_poisson(const Tensor& out, const Tensor& rates, uint64_t seed,
+                              uint64_t offset) = 0;
+  virtual void random_gamma(const Tensor& out, const Tensor& alpha, uint64_t seed,
+                            uint64_t offset) = 0;
+  // out[i] = d x / d alpha of the Gamma(alpha[i], 1) draw x[i] at a fixed quantile
+  // (backend::gamma_sample_grad); the three tensors contiguous, of one floating dtype.
+  virtual void gamma_sample_grad(const Tensor& out, const Tensor& alpha, const Tensor& x) = 0;
 
   // Indexing: every operand has at least one dim (ops turn 0-dim ones into 1-element 1-D).
   // index is Int64 1-D; out = in with dim indexed by index. An index out of range is IndexError:

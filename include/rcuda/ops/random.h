@@ -55,4 +55,17 @@ Tensor normal(double mean, double std, const Shape& shape, TensorOptions options
 const Tensor& uniform_(const Tensor& t, double low = 0, double high = 1);
 const Tensor& normal_(const Tensor& t, double mean = 0, double std = 1);
 
+// Draws of the distribution whose parameter each element of the argument holds, in its dtype
+// (floating), shape and device; each element from its own Philox stream (Note [A Philox stream
+// per element] in src/backend/random_samplers.h), so a seed repeats them on every backend.
+// Poisson(rates): rates finite and >= 0 (0 gives 0).
+Tensor poisson(const Tensor& rates);
+// Gamma(alpha, 1): alpha finite and > 0; draws below the dtype's smallest normal number are
+// raised to it, as PyTorch does, so that densities stay finite.
+Tensor standard_gamma(const Tensor& alpha);
+// d sample / d alpha for Gamma(alpha, 1) draws `sample` at a fixed quantile (the implicit
+// reparameterisation gradient that makes standard_gamma differentiable); alpha and sample of
+// one shape and floating dtype, on one device.
+Tensor standard_gamma_grad(const Tensor& alpha, const Tensor& sample);
+
 }  // namespace rcuda::ops

@@ -369,6 +369,52 @@ test_that("torch_poisson draws have the rate as mean and variance", {
   expect_error(torch_poisson(torch_tensor(1:2)), class = "value_error", regexp = "torch_poisson: self must hold floating rates")
 })
 
+test_that("torch__standard_gamma draws Gamma(alpha, 1), differentiably in alpha", {
+  for (device in test_devices()) for (alpha in c(0.4, 3, 45)) {
+    draws <- as_array(torch__standard_gamma(torch_full(2e4, alpha, dtype = "float64", device = device)))
+    expect_true(all(draws > 0))
+    # The empirical distribution function against pgamma at a few quantiles.
+    for (q in c(0.1, 0.5, 0.9)) {
+      x <- qgamma(q, alpha)
+      expect_near(mean(draws <= x), q, 6 * sqrt(q * (1 - q) / 2e4))
+    }
+  }
+  # The gradient is the implicit one: central differences of qgamma at the draw's quantile.
+  alpha <- torch_tensor(c(0.3, 1, 2.5, 12, 300), dtype = "float64", requires_grad = TRUE)
+  x <- torch__standard_gamma(alpha)
+  x$sum()$backward()
+  a <- as_array(alpha$detach())
+  u <- pgamma(as_array(x$detach()), a)
+  h <- 1e-5 * a
+  expected <- (qgamma(u, a + h) - qgamma(u, a - h)) / (2 * h)
+  expect_equal(as_array(alpha$grad), expected, tolerance = 1e-6)
+  expect_equal(as_array(torch__standard_gamma_grad(alpha$detach(), x$detach())), expected, tolerance = 1e-6)
+  torch_manual_seed(4)
+  first <- as_array(torch__standard_gamma(torch_full(30, 2)))
+  torch_manual_seed(4)
+  expect_equal(as_array(torch__standard_gamma(torch_full(30, 2))), first)
+  expect_equal(torch__standard_gamma(torch_ones(0, 2))$shape, c(0, 2))
+  expect_error(torch__standard_gamma(torch_tensor(c(1, 0))), class = "value_error",
+               regexp = "torch__standard_gamma: self \\(the concentration\\) must be > 0 and finite, got 0")
+  expect_error(torch__standard_gamma(torch_tensor(1:2)), class = "value_error", regexp = "floating")
+  expect_error(torch__standard_gamma_grad(torch_ones(3), torch_ones(2)), regexp = "alpha's shape")
+})
+
+test_that("Poisson and Gamma draws on CUDA are the CPU's for a seed", {
+  skip_if_not(cuda_is_available())
+  rates <- c(0, 0.5, 7, 10, 33, 900)
+  torch_manual_seed(12)
+  cpu_p <- as_array(torch_poisson(torch_tensor(rep(rates, 500), dtype = "float64")))
+  cpu_g <- as_array(torch__standard_gamma(torch_tensor(rep(rates + 0.1, 500), dtype = "float64")))
+  torch_manual_seed(12)
+  gpu_p <- as_array(torch_poisson(torch_tensor(rep(rates, 500), dtype = "float64", device = "cuda")))
+  gpu_g <- as_array(torch__standard_gamma(torch_tensor(rep(rates + 0.1, 500), dtype = "float64", device = "cuda")))
+  # The same per-element streams: equal but where an acceptance test lands within an ulp of its
+  # bound (libm and CUDA's log, exp and lgamma differ in the last place).
+  expect_gt(mean(gpu_p == cpu_p), 0.999)
+  expect_gt(mean(abs(gpu_g - cpu_g) <= 1e-12 * cpu_g), 0.999)
+})
+
 test_that("torch_multinomial with replacement draws 1-based categories in proportion", {
   weights <- c(0.5, 0, 2, 1.5)
   probs <- weights / sum(weights)

@@ -54,6 +54,11 @@ class CpuBackend final : public Backend, public FusedConvolution {
                      double std) override;
   void random_int(const Tensor& out, uint64_t seed, uint64_t offset, int64_t low,
                   int64_t high) override;
+  void random_poisson(const Tensor& out, const Tensor& rates, uint64_t seed,
+                      uint64_t offset) override;
+  void random_gamma(const Tensor& out, const Tensor& alpha, uint64_t seed,
+                    uint64_t offset) override;
+  void gamma_sample_grad(const Tensor& out, const Tensor& alpha, const Tensor& x) override;
 
   void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
   void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
