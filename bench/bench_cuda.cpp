@@ -2,7 +2,7 @@
 // shapes): randn, matmul in every precision, copies, memory-bound add and sum, softmax, and the
 // per-op overhead. Prints one `name: value` line per figure (bench/compare.py pairs them with
 // PyTorch's and prints ratios). Device timings are CUDA-event medians after warm-up.
-// Options: --quick (small shapes), --no-cpu, --only randn|matmul|copies|memory|overhead.
+// Options: --quick (small shapes), --no-cpu, --only randn|samplers|matmul|copies|memory|overhead.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +59,24 @@ void bench_randn(int64_t n, bool cpu) {
   log("randn_1e4_cuda_ms", ms);
   log("randn_1e4_cuda_GBps", n * n * 4 / ms / 1e6);
   if (cpu) log("randn_1e4_cpu_ms", host_ms([&] { rcuda::randn({n, n}); }));
+}
+
+// Poisson and Gamma draws of 1e7 float32 parameters (rates 4 and 40: both sides of the Poisson
+// sampler's switch at 10; concentrations 0.5 and 5: both sides of Gamma's boost at 1).
+void bench_samplers(int64_t n, bool cpu) {
+  const rcuda::TensorOptions on(DType::Float32, kCuda);
+  const Tensor rates =
+      rcuda::where(rcuda::lt(rcuda::rand({n}, on), 0.5), 4.0, rcuda::full({n}, 40.0, on));
+  const Tensor alpha =
+      rcuda::where(rcuda::lt(rcuda::rand({n}, on), 0.5), 0.5, rcuda::full({n}, 5.0, on));
+  log("poisson_1e7_cuda_ms", cuda_ms([&] { rcuda::poisson(rates); }));
+  log("gamma_1e7_cuda_ms", cuda_ms([&] { rcuda::standard_gamma(alpha); }));
+  if (cpu) {
+    const Device cpu_device(DeviceType::CPU, 0);
+    const Tensor r = rcuda::to(rates, cpu_device), a = rcuda::to(alpha, cpu_device);
+    log("poisson_1e7_cpu_ms", host_ms([&] { rcuda::poisson(r); }));
+    log("gamma_1e7_cpu_ms", host_ms([&] { rcuda::standard_gamma(a); }));
+  }
 }
 
 void bench_matmul(int64_t n) {
@@ -155,6 +173,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s (sm_%d%d, %d SMs)\n", p.name.c_str(), p.major, p.minor,
               p.multiprocessor_count);
   if (wanted("randn")) bench_randn(quick ? 2000 : 10000, cpu);
+  if (wanted("samplers")) bench_samplers(quick ? 1000000 : 10000000, cpu);
   if (wanted("matmul")) {
     bench_matmul(quick ? 2048 : 10000);
     if (p.major * 10 + p.minor >= 89) bench_matmul_8192(quick ? 2048 : 8192);

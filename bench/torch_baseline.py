@@ -40,6 +40,15 @@ N = 2000 if quick else 10000
 ms = cuda_time(lambda: torch.randn(N, N, device="cuda"), iters=50, warm=10)  # as bench_cuda.cpp
 log("randn_1e4_cuda_ms", ms); log("randn_1e4_cuda_GBps", N * N * 4 / ms / 1e6)
 log("randn_1e4_cpu_ms", host_time(lambda: torch.randn(N, N)))
+# Poisson and Gamma draws, as bench_cuda.cpp's bench_samplers.
+S = 1000000 if quick else 10000000
+rates = torch.where(torch.rand(S, device="cuda") < 0.5, 4.0, 40.0)
+alpha = torch.where(torch.rand(S, device="cuda") < 0.5, 0.5, 5.0)
+log("poisson_1e7_cuda_ms", cuda_time(lambda: torch.poisson(rates)))
+log("gamma_1e7_cuda_ms", cuda_time(lambda: torch._standard_gamma(alpha)))
+rates_cpu, alpha_cpu = rates.cpu(), alpha.cpu()
+log("poisson_1e7_cpu_ms", host_time(lambda: torch.poisson(rates_cpu)))
+log("gamma_1e7_cpu_ms", host_time(lambda: torch._standard_gamma(alpha_cpu)))
 N = 2048 if quick else 10000
 A = torch.randn(N, N, device="cuda"); B = torch.randn(N, N, device="cuda")
 torch.backends.cuda.matmul.allow_tf32 = False
