@@ -21,6 +21,7 @@ packages=(
   slurm-wlm munge                 # tests/dist/slurm_single_node.sh: a one-node Slurm for srun
   hey wrk                         # the inference server's load benchmarks and overload check
   r-cran-plumber r-cran-curl r-cran-processx r-cran-jsonlite  # serve() from R, examples/serving
+  r-cran-bit64                    # the R tests of integer64 conversions (torch for R parity)
 )
 
 # cudnn-frontend (NVIDIA's header-only C++ graph API over cuDNN, MIT) is not packaged by Debian;

@@ -18,10 +18,11 @@ error_classes <- c(
 torch_error_classes <- c(rcuda_value_error = "value_error")
 
 # Signals an rcuda_error of the given class; `call` is left out, as the message names the op.
-rcuda_abort <- function(class, message) {
+# `also`: a class of torch for R's that its tests expect of this particular error (runtime_error).
+rcuda_abort <- function(class, message, also = NULL) {
   torch_class <- unname(torch_error_classes[class])
   stop(structure(
-    class = unique(c(class, torch_class[!is.na(torch_class)], "rcuda_error", "error", "condition")),
+    class = unique(c(class, torch_class[!is.na(torch_class)], also, "rcuda_error", "error", "condition")),
     list(message = message, call = NULL)
   ))
 }

@@ -34,11 +34,14 @@ all.equal.rcuda_tensor <- function(target, current, ...) {
 }
 
 # waldo::compare() (testthat's edition 3) compares what this proxy returns, as torch for R's
-# method does: the values, the device and requires_grad. Registered when waldo is loaded
-# (.onLoad, s3_register), so waldo stays optional.
+# method does: the values, the device, requires_grad and grad_fn (here its name, where torch
+# compares the node itself). Registered when waldo is loaded (.onLoad, s3_register), so waldo
+# stays optional.
 compare_proxy_rcuda_tensor <- function(x, path) {
+  object <- list(x = as_array(x), device = as.character(x$device), requires_grad = x$requires_grad)
+  object$grad_fn <- if (!is.null(x$grad_fn)) x$grad_fn$name()  # (no element for a leaf)
   list(
-    object = list(x = as_array(x), device = as.character(x$device), requires_grad = x$requires_grad),
+    object = object,
     path = path
   )
 }

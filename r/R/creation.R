@@ -1,6 +1,6 @@
 # Creating tensors, with torch for R's argument names: sizes as `...` (or one vector),
 # dtype = NULL for the default (torch_get_default_dtype(), float32 unless changed; int64 for
-# integer data), device = NULL for the CPU.
+# integer data), device = NULL for the default device (the CPU, or with_device()'s).
 # requires_grad = TRUE makes the new tensor a leaf that requires grad (floating dtypes only).
 
 # torch for R's resolve_size: torch_zeros(2, 3), torch_zeros(c(2, 3)), torch_zeros(size = c(2, 3)),
@@ -64,6 +64,11 @@ torch_tensor <- function(data, dtype = NULL, device = NULL, requires_grad = FALS
     if (!identical(requires_grad, FALSE)) out <- .Call(rc_copy, "clone", .Call(rc_detach, out))
     return(with_requires_grad(out, requires_grad))
   }
+  if (inherits(data, "integer64")) {  # bit64's: Note [int64 through two halves]
+    out <- tensor_from_integer64(data, creation_device(device))
+    if (!is.null(dtype)) out <- out$to(dtype = dtype)
+    return(with_requires_grad(out, requires_grad))
+  }
   if (is.list(data)) value_error("torch_tensor: lists are not supported; use torch_stack() on tensors")
   if (is.factor(data)) data <- as.integer(data)
   # As torch for R: NULL is an empty bool tensor, and raw bytes are uint8.
@@ -74,7 +79,7 @@ torch_tensor <- function(data, dtype = NULL, device = NULL, requires_grad = FALS
     dim(data) <- shape
     if (is.null(dtype)) dtype <- torch_uint8()
   }
-  with_requires_grad(.Call(rc_from_r, data, dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_from_r, data, dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 #' @export
@@ -87,7 +92,7 @@ torch_scalar_tensor <- function(value, dtype = NULL, device = NULL, requires_gra
 as.gpu <- function(x) torch_tensor(x, device = "cuda")
 
 filled <- function(kind, size, value, dtype, device, requires_grad) {
-  with_requires_grad(.Call(rc_full, kind, size, value, dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_full, kind, size, value, dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 #' @export
@@ -123,14 +128,14 @@ torch_full <- function(size, fill_value, names = NULL, dtype = NULL, layout = NU
 torch_randn <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_randn")
   check_layout(layout, "torch_randn")
-  with_requires_grad(.Call(rc_random, "randn", resolve_size(..., fn = "torch_randn"), dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_random, "randn", resolve_size(..., fn = "torch_randn"), dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 #' @export
 torch_rand <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   no_names(names, "torch_rand")
   check_layout(layout, "torch_rand")
-  with_requires_grad(.Call(rc_random, "rand", resolve_size(..., fn = "torch_rand"), dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_random, "rand", resolve_size(..., fn = "torch_rand"), dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 #' @export
@@ -138,7 +143,7 @@ torch_randint <- function(low, high, size, generator = NULL, dtype = NULL, layou
                           requires_grad = FALSE) {
   check_layout(layout, "torch_randint")
   if (missing(size)) value_error("torch_randint: size is required (torch_randint(low, high, size))")
-  draw <- function() .Call(rc_randint, low, high, size_value(size, "torch_randint"), dtype_name(dtype), device_string(device))
+  draw <- function() .Call(rc_randint, low, high, size_value(size, "torch_randint"), dtype_name(dtype), creation_device(device))
   with_requires_grad(with_generator(generator, "torch_randint", draw), requires_grad)
 }
 
@@ -181,7 +186,7 @@ torch_arange <- function(start, end, step = 1, dtype = NULL, layout = NULL, devi
     end <- as.integer(end)
     step <- as.integer(step)
   }
-  with_requires_grad(.Call(rc_arange, start, end, step, dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_arange, start, end, step, dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 # The gap between x and the next number of a float with `mantissa_bits` (52: float64, 23: float32).
@@ -195,7 +200,7 @@ torch_linspace <- function(start, end, steps = 100, dtype = NULL, layout = NULL,
   if (!is.numeric(steps) || length(steps) != 1 || is.na(steps) || steps < 0 || steps != trunc(steps)) {
     value_error("torch_linspace: steps must be a whole number of at least 0, got ", deparse(steps, nlines = 1)[1])
   }
-  with_requires_grad(.Call(rc_linspace, start, end, steps, dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_linspace, start, end, steps, dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 # torch for R's deprecated torch_range(): as torch_arange() but with `end` included, in the
@@ -220,7 +225,7 @@ torch_range <- function(start, end, step = 1, dtype = NULL, layout = NULL, devic
 #' @export
 torch_eye <- function(n, m = n, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
   check_layout(layout, "torch_eye")
-  with_requires_grad(.Call(rc_eye, n, m, dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_eye, n, m, dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 # The *_like functions keep the input's dtype and device unless told otherwise.

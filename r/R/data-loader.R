@@ -262,7 +262,7 @@ default_convert <- function(data) {
   if (is_torch_tensor(data)) return(data)
   if (is.list(data)) return(lapply(data, default_convert))
   tryCatch(torch_tensor(data), error = function(e) {
-    value_error("dataloader: cannot convert a batch of class '", class(data)[1], "' to a tensor")
+    value_error("dataloader: Can't convert data of class '", class(data)[1], "' to a tensor")  # (torch for R's words)
   })
 }
 

@@ -46,6 +46,13 @@ print.rcuda_doctor <- function(x, ...) {
 #' @export
 backends_cudnn_is_available <- function() cuda_is_available() && .Call(rc_cudnn)$found
 
+#' Whether Apple's Metal (MPS) backend can be used
+#'
+#' Always FALSE: rcuda's backends are the CPU and CUDA. Scripts written for torch for R ask it
+#' before choosing a device.
+#' @export
+backends_mps_is_available <- function() FALSE
+
 #' The version of cuDNN found at run time
 #'
 #' As torch for R: a `numeric_version` such as 9.14.0, and an error when cuDNN is not available.

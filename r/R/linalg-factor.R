@@ -113,7 +113,10 @@ linalg_lstsq <- function(A, B, rcond = NULL, ..., driver = NULL) {
 #' @export
 linalg_pinv <- function(A, rcond = NULL, hermitian = FALSE, atol = NULL, rtol = NULL) {
   fn <- "linalg_pinv"
-  if (!is.null(rcond)) rtol <- rcond  # torch: rcond is an alias of rtol
+  if (!is.null(rcond)) {  # torch: rcond is an alias of rtol, deprecated
+    warning("linalg_pinv: `rcond` is deprecated in favor of `rtol`.", call. = FALSE)
+    rtol <- rcond
+  }
   linalg_call("pinv", linalg_matrix_arg(A, fn), hermitian = extra_flag(hermitian, fn, "hermitian"),
               atol = linalg_number(atol, fn, "atol"), rtol = linalg_number(rtol, fn, "rtol"))
 }
@@ -123,6 +126,7 @@ linalg_matrix_rank <- function(A, ..., atol = NULL, rtol = NULL, tol = NULL, her
   fn <- "linalg_matrix_rank"
   # torch: tol is the absolute tolerance of older releases (rtol 0 then).
   if (!is.null(tol)) {
+    warning("linalg_matrix_rank: `tol` is deprecated in favor of `atol` and `rtol`.", call. = FALSE)
     atol <- tol
     rtol <- 0
   }

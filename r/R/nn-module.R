@@ -160,7 +160,11 @@ build_instance <- function(def) {
 
 # $parameters, $buffers, $children and $modules: read-only fields computed on access.
 add_collections <- function(self) {
-  read_only <- function(name) value_error("nn_module: $", name, " cannot be assigned; assign to the parameter, buffer or submodule itself")
+  # (runtime_error and "It's not possible" are torch for R's class and words for it.)
+  read_only <- function(name) {
+    rcuda_abort("rcuda_value_error", paste0("nn_module: $", name, " cannot be assigned. It's not possible to modify the ",
+                name, " list; assign to the parameter, buffer or submodule itself"), also = "runtime_error")
+  }
   makeActiveBinding("parameters", function(value) {
     if (!missing(value)) read_only("parameters")
     unique_tensors(collect_tensors(self, "parameters", ""))

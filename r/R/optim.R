@@ -29,7 +29,9 @@ Optimizer <- R6::R6Class(
       self$defaults <- defaults
       groups <- param_groups_from(params, private$who)
       groups <- lapply(seq_along(groups), function(i) private$complete(groups[[i]], i))
-      private$ptr <- .Call(rc_optim_new, private$who, lapply(groups, `[[`, "params"), groups)
+      # (`engine`: the engine's optimizer when the R name differs, as optim_ignite_adam's)
+      engine <- if (is.null(private$engine)) private$who else private$engine
+      private$ptr <- .Call(rc_optim_new, engine, lapply(groups, `[[`, "params"), groups)
       private$groups <- groups
     },
     # Runs the closure (which computes the loss and its gradients), then one engine step of
@@ -91,6 +93,7 @@ Optimizer <- R6::R6Class(
     ptr = NULL,
     groups = NULL,
     who = "optimizer",
+    engine = NULL,
     check_group = function(group, index) NULL,
     # The groups as a state dict has them: parameters as numbers 1, 2, ... across the groups.
     numbered_groups = function() {

@@ -83,7 +83,7 @@ torch_unique <- function(self, sorted = TRUE, return_inverse = FALSE, return_cou
 #' @export
 torch_randperm <- function(n, dtype = torch_long(), layout = NULL, device = NULL, requires_grad = FALSE) {
   check_layout(layout, "torch_randperm")
-  with_requires_grad(.Call(rc_torch_randperm, n, dtype_name(dtype), device_string(device)), requires_grad)
+  with_requires_grad(.Call(rc_torch_randperm, n, dtype_name(dtype), creation_device(device)), requires_grad)
 }
 
 #' @export

@@ -25,6 +25,7 @@ gc_options <- function() {
   set_operator_hook(pkgname, function(...) register_operators())
   register_coro_methods()  # coro::loop(for (b in dl) ...) when coro is installed (data-loader.R)
   s3_register("waldo::compare_proxy", "rcuda_tensor", compare_proxy_rcuda_tensor)  # convert.R
+  s3_register("bit64::as.integer64", "rcuda_tensor", as_integer64_rcuda_tensor)  # convert-integer64.R
 }
 
 .onUnload <- function(libpath) {
