@@ -22,17 +22,21 @@ namespace rcuda::autograd {
 // the `grad` of every leaf that requires grad. The graph is freed unless retain_graph.
 // ValueError when an output does not require grad; ShapeError for a grad_output of the wrong
 // shape; a second backward through a freed graph is a ValueError naming the node.
+// With create_graph, the backward pass is recorded: the gradients (and `grad`) have a history of
+// their own, to differentiate again (a gradient penalty, a Hessian-vector product), and the graph
+// is kept as with retain_graph. An op whose backward cannot record is a ValueError naming it
+// (Note [Gradients of gradients] in docs/autograd.md lists the ops).
 void backward(const TensorList& outputs, const TensorList& grad_outputs = {},
-              bool retain_graph = false);
-void backward(const Tensor& output, const Tensor& grad_output = Tensor(),
-              bool retain_graph = false);
+              bool retain_graph = false, bool create_graph = false);
+void backward(const Tensor& output, const Tensor& grad_output = Tensor(), bool retain_graph = false,
+              bool create_graph = false);
 
 // Gradients of `outputs` with respect to `inputs`, returned rather than accumulated: no `grad`
 // changes. An input that the outputs do not depend on is a ValueError unless allow_unused, where
-// its gradient is undefined.
+// its gradient is undefined. create_graph as for backward().
 TensorList grad(const TensorList& outputs, const TensorList& inputs,
                 const TensorList& grad_outputs = {}, bool retain_graph = false,
-                bool allow_unused = false);
+                bool allow_unused = false, bool create_graph = false);
 
 // A tensor sharing t's data (and version counter) with no history: it does not require grad.
 Tensor detach(const Tensor& t);

@@ -16,11 +16,12 @@ m <- tensor_methods
 m$requires_grad_ <- function(self, requires_grad = TRUE) {
   invisible(.Call(rc_set_requires_grad, self, requires_grad))
 }
+# create_graph = TRUE records the backward pass, so that $grad can be differentiated again
+# (Note [Gradients of gradients] in docs/autograd.md).
 m$backward <- function(self, gradient = NULL, retain_graph = create_graph, create_graph = FALSE,
                        inputs = NULL, ...) {
-  check_create_graph("backward", create_graph)
   if (!is.null(inputs)) value_error("backward: inputs = is not supported; use autograd_grad(outputs, inputs)")
-  invisible(.Call(rc_backward, self, gradient, retain_graph))
+  invisible(.Call(rc_backward, self, gradient, retain_graph, create_graph))
 }
 # A detached or cloned parameter or buffer stays one, as torch for R's (mlverse/torch#1136).
 m$detach <- function(self) keep_markers(self, .Call(rc_detach, self))
@@ -63,12 +64,6 @@ rm(m)
 # Tensors on the R side of an undefined engine tensor (a $grad not computed yet).
 #' @export
 is_undefined_tensor <- function(x) is_torch_tensor(x) && .Call(rc_is_undefined, x)
-
-check_create_graph <- function(fn, create_graph) {
-  if (isTRUE(create_graph)) {
-    value_error(fn, ": create_graph = TRUE (gradients of gradients) is not supported by rcuda yet")
-  }
-}
 
 # ---- grad_fn nodes ------------------------------------------------------------------------------
 
@@ -141,16 +136,16 @@ autograd_is_grad_enabled <- function() .Call(rc_grad_mode, NULL)
 #' @export
 autograd_backward <- function(tensors, grad_tensors = NULL, retain_graph = create_graph,
                               create_graph = FALSE) {
-  check_create_graph("autograd_backward", create_graph)
-  invisible(.Call(rc_backward, tensors, grad_tensors, retain_graph))
+  invisible(.Call(rc_backward, tensors, grad_tensors, retain_graph, create_graph))
 }
 
 # A list with the gradient of sum(outputs * grad_outputs) for each input; $grad is left alone.
+# With create_graph = TRUE the gradients have a history of their own (a gradient penalty, a
+# Hessian-vector product).
 #' @export
 autograd_grad <- function(outputs, inputs, grad_outputs = NULL, retain_graph = create_graph,
                           create_graph = FALSE, allow_unused = FALSE) {
-  check_create_graph("autograd_grad", create_graph)
-  .Call(rc_autograd_grad, outputs, inputs, grad_outputs, retain_graph, allow_unused)
+  .Call(rc_autograd_grad, outputs, inputs, grad_outputs, retain_graph, allow_unused, create_graph)
 }
 
 # The nn_parameter / nn_buffer marker a tensor handle carries, as c(marker, value) (the value

@@ -1,10 +1,16 @@
 # Matrix products and joins.
 
 #' @export
-torch_matmul <- function(self, other) .Call(rc_matmul, "matmul", as_tensor_arg(self), as_tensor_arg(other))
+torch_matmul <- function(self, other) {
+  if (is_sparse_tensor(self)) return(torch_sparse_mm(self, other))  # sparse.R
+  .Call(rc_matmul, "matmul", as_tensor_arg(self), as_tensor_arg(other))
+}
 
 #' @export
-torch_mm <- function(self, mat2) .Call(rc_matmul, "mm", as_tensor_arg(self), as_tensor_arg(mat2))
+torch_mm <- function(self, mat2) {
+  if (is_sparse_tensor(self)) return(torch_sparse_mm(self, mat2))  # sparse.R
+  .Call(rc_matmul, "mm", as_tensor_arg(self), as_tensor_arg(mat2))
+}
 
 #' @export
 torch_bmm <- function(self, mat2) .Call(rc_matmul, "bmm", as_tensor_arg(self), as_tensor_arg(mat2))
@@ -33,6 +39,7 @@ tensor_methods$bmm <- torch_bmm
 
 # %*% reaches this through S4 methods (R/s4.R): R 4.2 dispatches %*% only on S4 objects.
 matrix_product <- function(x, y) {
+  if (is_sparse_tensor(x)) return(torch_sparse_mm(x, y))  # sparse.R
   # An R matrix takes the tensor's dtype and device, as a product needs both to agree.
   if (!is_torch_tensor(x)) x <- torch_tensor(x, dtype = y$dtype, device = y$device)
   if (!is_torch_tensor(y)) y <- torch_tensor(y, dtype = x$dtype, device = x$device)

@@ -24,7 +24,7 @@ nnf_embedding <- function(input, weight, padding_idx = NULL, max_norm = NULL, no
                           scale_grad_by_freq = FALSE, sparse = FALSE) {
   if (!is.null(max_norm)) value_error("nnf_embedding: max_norm is not supported by rcuda yet")
   if (isTRUE(scale_grad_by_freq)) value_error("nnf_embedding: scale_grad_by_freq = TRUE is not supported by rcuda yet")
-  if (isTRUE(sparse)) value_error("nnf_embedding: sparse = TRUE is not supported (rcuda has no sparse tensors)")
+  # sparse = TRUE trains with the dense gradient: rcuda's optimizers take dense gradients (docs/sparse.md).
   .Call(rc_nn_embedding, input, weight, padding_idx)
 }
 

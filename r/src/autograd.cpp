@@ -246,11 +246,13 @@ extern "C" SEXP rc_remove_hook(SEXP handle) {
   RCUDA_END
 }
 
-extern "C" SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph) {
+// With create_graph, the backward pass records a graph of its own (gradients of gradients).
+extern "C" SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph, SEXP create_graph) {
   RCUDA_BEGIN
   autograd::backward(tensor_list(outputs, "backward", "tensors", false),
                      tensor_list(grad_outputs, "backward", "grad_tensors", true),
-                     flag_arg(retain_graph, "backward", "retain_graph"));
+                     flag_arg(retain_graph, "backward", "retain_graph"),
+                     flag_arg(create_graph, "backward", "create_graph"));
   return R_NilValue;
   RCUDA_END
 }
@@ -258,13 +260,14 @@ extern "C" SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph) 
 // Gradients of outputs with respect to inputs, as a list (undefined tensors for unused inputs
 // with allow_unused); no tensor's $grad changes.
 extern "C" SEXP rc_autograd_grad(SEXP outputs, SEXP inputs, SEXP grad_outputs, SEXP retain_graph,
-                                 SEXP allow_unused) {
+                                 SEXP allow_unused, SEXP create_graph) {
   RCUDA_BEGIN
   return wrap_list(autograd::grad(tensor_list(outputs, "autograd_grad", "outputs", false),
                                   tensor_list(inputs, "autograd_grad", "inputs", false),
                                   tensor_list(grad_outputs, "autograd_grad", "grad_outputs", true),
                                   flag_arg(retain_graph, "autograd_grad", "retain_graph"),
-                                  flag_arg(allow_unused, "autograd_grad", "allow_unused")));
+                                  flag_arg(allow_unused, "autograd_grad", "allow_unused"),
+                                  flag_arg(create_graph, "autograd_grad", "create_graph")));
   RCUDA_END
 }
 

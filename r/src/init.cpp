@@ -79,6 +79,11 @@ SEXP rc_index_put(SEXP x, SEXP indices, SEXP value);
 SEXP rc_masked_fill(SEXP x, SEXP mask, SEXP value);
 SEXP rc_scatter(SEXP op, SEXP x, SEXP dim, SEXP index, SEXP src, SEXP alpha);
 SEXP rc_one_hot(SEXP x, SEXP num_classes);
+SEXP rc_sparse_coo_tensor(SEXP indices, SEXP values, SEXP size);
+SEXP rc_sparse_to_dense(SEXP x);
+SEXP rc_sparse_coalesce(SEXP x);
+SEXP rc_to_sparse(SEXP x, SEXP sparse_dim);
+SEXP rc_sparse_mm(SEXP x, SEXP dense);
 SEXP rc_assign(SEXP dst, SEXP src);
 SEXP rc_rebind(SEXP x, SEXP view);
 SEXP rc_optim_new(SEXP who, SEXP param_lists, SEXP option_lists);
@@ -117,9 +122,9 @@ SEXP rc_retains_grad(SEXP x);
 SEXP rc_register_hook(SEXP x, SEXP fn);
 SEXP rc_autograd_function_record(SEXP inputs, SEXP outputs, SEXP run_backward, SEXP differentiable);
 SEXP rc_remove_hook(SEXP handle);
-SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph);
+SEXP rc_backward(SEXP outputs, SEXP grad_outputs, SEXP retain_graph, SEXP create_graph);
 SEXP rc_autograd_grad(SEXP outputs, SEXP inputs, SEXP grad_outputs, SEXP retain_graph,
-                      SEXP allow_unused);
+                      SEXP allow_unused, SEXP create_graph);
 SEXP rc_grad_mode(SEXP enabled);
 SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value);
 SEXP rc_tensor_ids(SEXP tensors);
@@ -317,6 +322,11 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_masked_fill", (DL_FUNC)&rc_masked_fill, 3},
     {"rc_scatter", (DL_FUNC)&rc_scatter, 6},
     {"rc_one_hot", (DL_FUNC)&rc_one_hot, 2},
+    {"rc_sparse_coo_tensor", (DL_FUNC)&rc_sparse_coo_tensor, 3},
+    {"rc_sparse_to_dense", (DL_FUNC)&rc_sparse_to_dense, 1},
+    {"rc_sparse_coalesce", (DL_FUNC)&rc_sparse_coalesce, 1},
+    {"rc_to_sparse", (DL_FUNC)&rc_to_sparse, 2},
+    {"rc_sparse_mm", (DL_FUNC)&rc_sparse_mm, 2},
     {"rc_assign", (DL_FUNC)&rc_assign, 2},
     {"rc_rebind", (DL_FUNC)&rc_rebind, 2},
     {"rc_optim_new", (DL_FUNC)&rc_optim_new, 3},
@@ -354,8 +364,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_register_hook", (DL_FUNC)&rc_register_hook, 2},
     {"rc_autograd_function_record", (DL_FUNC)&rc_autograd_function_record, 4},
     {"rc_remove_hook", (DL_FUNC)&rc_remove_hook, 1},
-    {"rc_backward", (DL_FUNC)&rc_backward, 3},
-    {"rc_autograd_grad", (DL_FUNC)&rc_autograd_grad, 5},
+    {"rc_backward", (DL_FUNC)&rc_backward, 4},
+    {"rc_autograd_grad", (DL_FUNC)&rc_autograd_grad, 6},
     {"rc_grad_mode", (DL_FUNC)&rc_grad_mode, 1},
     {"rc_marked_handle", (DL_FUNC)&rc_marked_handle, 3},
     {"rc_tensor_ids", (DL_FUNC)&rc_tensor_ids, 1},

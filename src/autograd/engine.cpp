@@ -1,14 +1,19 @@
 // The backward pass: discovers the graph below the outputs, counts each node's consumers, and
 // runs nodes once all their gradients have arrived, later nodes first (Note [Engine] in
-// docs/autograd.md). Everything runs on the calling thread with grad mode off; on CUDA every
-// formula is a device op on the current stream, so nothing here waits for the GPU.
+// docs/autograd.md). Everything runs on the calling thread, with grad mode off unless the pass
+// creates a graph (Note [Gradients of gradients]); on CUDA every formula is a device op on the
+// current stream, so nothing here waits for the GPU.
 #include "engine.h"
 
 #include <atomic>
+#include <optional>
 #include <queue>
+#include <string>
 #include <unordered_set>
 
 #include "backward_hooks.h"
+#include "formula.h"
+#include "rcuda/autograd/autocast.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
@@ -18,6 +23,8 @@
 
 namespace rcuda::autograd {
 
+std::atomic<int> formula::detail::passes_creating_graph{0};
+
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
@@ -25,8 +32,8 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] == 1 && grad.shape()[lead + i] != 1) dims.push_back(lead + i);
-  Tensor summed = dims.empty() ? grad : ops::sum(grad, dims, /*keepdim=*/true);
-  return ops::reshape(summed, shape);
+  Tensor summed = dims.empty() ? grad : formula::sum(grad, dims, /*keepdim=*/true);
+  return formula::reshape(summed, shape);
 }
 
 namespace {
@@ -50,7 +57,7 @@ Tensor fit_to_input(const Tensor& grad, const InputMeta& meta, const Node& node,
                 shape_str(g.shape()), " for input ", i, " of shape ", shape_str(shape));
     g = sum_to(g, shape);
   }
-  if (g.dtype() != meta.dtype) g = ops::to(g, meta.dtype);
+  if (g.dtype() != meta.dtype) g = formula::to(g, meta.dtype);
   RCUDA_CHECK(g.device() == meta.device, InternalError, "internal error in autograd: ", node.name(),
               " returned a gradient on ", g.device().str(), " for input ", i, " on ",
               meta.device.str());
@@ -59,7 +66,7 @@ Tensor fit_to_input(const Tensor& grad, const InputMeta& meta, const Node& node,
 
 void add_to(TensorList& buffer, uint32_t slot, Tensor g) {
   Tensor& have = buffer[slot];
-  have = have.defined() ? ops::add(have, g) : std::move(g);
+  have = have.defined() ? formula::add(have, g) : std::move(g);
 }
 
 struct ByLatest {
@@ -75,8 +82,11 @@ uint64_t next_pass() {
 
 class GraphTask {
  public:
-  GraphTask(bool retain_graph, const std::vector<Edge>* captures)
-      : retain_graph_(retain_graph), captures_(captures), pass_(next_pass()) {}
+  GraphTask(bool retain_graph, bool create_graph, const std::vector<Edge>* captures)
+      : retain_graph_(retain_graph),
+        create_graph_(create_graph),
+        captures_(captures),
+        pass_(next_pass()) {}
   GraphTask(const GraphTask&) = delete;
   GraphTask& operator=(const GraphTask&) = delete;
   // A pass that threw (a hook, a formula, a bad grad_output) leaves gradients in the buffers of
@@ -112,6 +122,7 @@ class GraphTask {
       capture(node, grads, captured);
       TensorList outputs;
       if (executes(node) && any_defined(grads)) {
+        if (create_graph_) check_supports_create_graph(*node);
         outputs = node->apply(std::move(grads));
         // The leaf's grad now holds this pass's gradient (register_post_accumulate_grad_hook).
         if (has_post_accumulate_grad_hooks())
@@ -238,7 +249,7 @@ class GraphTask {
       std::shared_ptr<AutogradMeta> meta = r.meta.lock();
       const Tensor& g = grads[r.output_nr];
       if (!meta || !g.defined()) continue;
-      meta->grad = meta->grad.defined() ? ops::add(meta->grad, g) : ops::clone(g);
+      meta->grad = meta->grad.defined() ? formula::add(meta->grad, g) : formula::clone(g);
     }
   }
 
@@ -250,7 +261,19 @@ class GraphTask {
     }
   }
 
+  // Note [Gradients of gradients]: a node whose formula cannot record is refused, naming the op
+  // the user called, before it would hand back gradients without their history.
+  static void check_supports_create_graph(const Node& node) {
+    if (node.supports_create_graph()) return;
+    const char* op = node.op() == OpId::Count ? node.name() : op_name(node.op());
+    throw ValueError(std::string(op) +
+                     ": gradients of gradients (create_graph = TRUE) are not supported for this "
+                     "op yet: its backward (" +
+                     node.name() + ") does not record a graph of its own");
+  }
+
   bool retain_graph_;
+  bool create_graph_;
   const std::vector<Edge>* captures_;
   std::vector<Node*> roots_;
   mutable std::vector<Node*> touched_;  // every node whose pass state this pass set
@@ -258,15 +281,43 @@ class GraphTask {
   uint64_t pass_;
 };
 
+// Grad mode for the pass: off, or on with autocast off on both device types (create_graph).
+class PassMode {
+ public:
+  explicit PassMode(bool create_graph)
+      : grad_mode_(GradMode::is_enabled()), creates_graph_(create_graph) {
+    GradMode::set_enabled(create_graph);
+    if (!create_graph) return;
+    formula::detail::passes_creating_graph.fetch_add(1, std::memory_order_relaxed);
+    cpu_.emplace(DeviceType::CPU, autocast_dtype(DeviceType::CPU), /*enabled=*/false);
+    cuda_.emplace(DeviceType::CUDA, autocast_dtype(DeviceType::CUDA), /*enabled=*/false);
+  }
+  ~PassMode() {
+    GradMode::set_enabled(grad_mode_);
+    if (creates_graph_)
+      formula::detail::passes_creating_graph.fetch_sub(1, std::memory_order_relaxed);
+  }
+  PassMode(const PassMode&) = delete;
+  PassMode& operator=(const PassMode&) = delete;
+
+ private:
+  bool grad_mode_, creates_graph_;
+  std::optional<AutocastGuard> cpu_, cuda_;
+};
+
 }  // namespace
 
 TensorList run_backward(const TensorList& outputs, const TensorList& grad_outputs,
-                        bool retain_graph, const std::vector<Edge>* captures, const char* op) {
+                        bool retain_graph, bool create_graph, const std::vector<Edge>* captures,
+                        const char* op) {
   RCUDA_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError, op,
               ": got ", grad_outputs.size(), " grad_outputs for ", outputs.size(), " outputs");
-  NoGradGuard no_grad;
+  // Note [Gradients of gradients]: with create_graph the formulas record (grad mode on), in the
+  // gradients' own dtypes (autocast off, as a plain backward's ops:: calls), and the graph is
+  // kept, since the recorded gradients read this graph's saved tensors again.
+  PassMode mode(create_graph);
   BackwardCallbacks callbacks;  // queue_callback's list for this pass
-  GraphTask task(retain_graph, captures);
+  GraphTask task(retain_graph || create_graph, create_graph, captures);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
     RCUDA_CHECK(out.defined() && out.requires_grad(), ValueError, op, ": output ", i,
@@ -283,7 +334,7 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
                 shape_str(g.shape()), " but the output has shape ", shape_str(out.shape()));
     RCUDA_CHECK(g.device() == out.device(), DeviceError, op, ": grad_output ", i, " is on ",
                 g.device().str(), " but the output is on ", out.device().str());
-    if (g.dtype() != out.dtype()) g = ops::to(g, out.dtype());
+    if (g.dtype() != out.dtype()) g = formula::to(g, out.dtype());
     task.add_root(gradient_edge(out), std::move(g));
   }
   TensorList captured = task.run();

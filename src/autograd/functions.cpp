@@ -6,23 +6,26 @@
 
 namespace rcuda::autograd {
 
-void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph) {
-  run_backward(outputs, grad_outputs, retain_graph, nullptr, "backward");
+void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph,
+              bool create_graph) {
+  run_backward(outputs, grad_outputs, retain_graph, create_graph, nullptr, "backward");
 }
 
-void backward(const Tensor& output, const Tensor& grad_output, bool retain_graph) {
-  backward(TensorList{output}, TensorList{grad_output}, retain_graph);
+void backward(const Tensor& output, const Tensor& grad_output, bool retain_graph,
+              bool create_graph) {
+  backward(TensorList{output}, TensorList{grad_output}, retain_graph, create_graph);
 }
 
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
-                bool retain_graph, bool allow_unused) {
+                bool retain_graph, bool allow_unused, bool create_graph) {
   std::vector<Edge> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     RCUDA_CHECK(inputs[i].defined() && inputs[i].requires_grad(), ValueError, "grad: input ", i,
                 " does not require grad");
     captures.push_back(gradient_edge(inputs[i]));
   }
-  TensorList grads = run_backward(outputs, grad_outputs, retain_graph, &captures, "grad");
+  TensorList grads =
+      run_backward(outputs, grad_outputs, retain_graph, create_graph, &captures, "grad");
   for (size_t i = 0; i < grads.size(); ++i)
     RCUDA_CHECK(grads[i].defined() || allow_unused, ValueError, "grad: input ", i,
                 " was not used to compute the outputs (pass allow_unused = true to get an "

@@ -30,6 +30,7 @@ const Tensor& record_inplace(OpId id, BinaryOp kind, const Tensor& self, const T
     autograd::check_not_view(op, self);
     auto node = make_node<BinaryBackward>(id, self, other);
     node->op = kind;
+    node->in_place = true;
     configure(*node);
     below_autograd(forward);
     set_history(self, node);

@@ -2,6 +2,8 @@
 // rcuda/autograd/record.h.
 #include <atomic>
 
+#include "formula.h"
+#include "rcuda/autograd/api.h"
 #include "rcuda/autograd/node.h"
 #include "rcuda/autograd/record.h"
 #include "rcuda/core/error.h"
@@ -29,6 +31,7 @@ SavedTensor::SavedTensor(const Tensor& t, Kind kind) {
   if (!t.defined()) return;
   data_ = kind == kInput ? t : t.alias();
   version_ = t.storage()->version();
+  is_output_ = kind == kOutput;
 }
 
 Tensor SavedTensor::unpack(const Node& owner) const {
@@ -42,6 +45,13 @@ Tensor SavedTensor::unpack(const Node& owner) const {
       " saved for the gradient (shape ", shape_str(data_.shape()), ", ", dtype_name(data_.dtype()),
       ") has been modified by an in-place operation: it is at version ", now, ", expected version ",
       version_, "; use an out-of-place op, or clone() the tensor before changing it");
+  // Note [Gradients of gradients]: grad mode is on during backward only when it creates a
+  // graph; the output then takes its node's history back, held by this alias only.
+  if (is_output_ && formula::recording() && is_floating(data_.dtype())) {
+    Tensor out = data_.alias();
+    set_history(out, std::const_pointer_cast<Node>(owner.shared_from_this()));
+    return out;
+  }
   return data_;
 }
 
@@ -63,6 +73,13 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   Tensor& g = grads[0];
   const Tensor leaf = this->leaf();
   if (!g.defined() || !leaf.defined()) return {};
+  // Note [Gradients of gradients]: a gradient with a history keeps it in `grad` (PyTorch's
+  // accumulation under create_graph): a recorded copy first, a recorded sum after.
+  if (formula::recording() && g.requires_grad()) {
+    AutogradMeta& meta = leaf.ensure_autograd_meta();
+    meta.grad = meta.grad.defined() ? rcuda::add(meta.grad, g) : rcuda::clone(g);
+    return {};
+  }
   NoGradGuard no_grad;
   AutogradMeta& meta = leaf.ensure_autograd_meta();
   if (!meta.grad.defined()) {

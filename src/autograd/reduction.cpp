@@ -41,7 +41,7 @@ Tensor record_reduction(OpId op, ReductionKind kind, const Tensor& x, const Dims
   node->keepdim = keepdim;
   node->correction = arg;
   node->p = arg;
-  node->x = autograd::SavedTensor(x);
+  node->x = autograd::SavedTensor(x, autograd::SavedTensor::kInput);
   if (reads_result(kind)) node->out = autograd::SavedTensor(out);
   autograd::set_history(out, std::move(node));
   return out;

@@ -30,9 +30,18 @@ namespace {
 struct LinearBackward final : autograd::Node {
   SavedTensor x, weight;
   const char* name() const override { return "LinearBackward"; }
+  // In a backward pass that creates a graph (grad mode on only then), the same products as
+  // recorded ops (Note [Gradients of gradients] in docs/autograd.md).
+  bool supports_create_graph() const override { return true; }
   autograd::TensorList apply(autograd::TensorList&& grads) override {
     const Tensor& g = grads[0];
     Tensor gx, gw, gb;
+    if (GradMode::is_enabled()) {
+      if (needs_input_grad(0)) gx = rcuda::mm(g, weight.unpack(*this));
+      if (needs_input_grad(1)) gw = rcuda::mm(g.t(), x.unpack(*this));
+      if (needs_input_grad(2)) gb = rcuda::sum(g, {0});
+      return {gx, gw, gb};
+    }
     if (needs_input_grad(0)) gx = ops::mm(g, weight.unpack(*this));
     if (needs_input_grad(1) && needs_input_grad(2)) {
       ops::LinearWeightGrads both = ops::linear_weight_grads(g, x.unpack(*this));
@@ -53,18 +62,59 @@ struct DropoutBackward final : autograd::Node {
   double p = 0.5;
   SavedTensor mask;
   const char* name() const override { return "DropoutBackward"; }
+  bool supports_create_graph() const override { return true; }
   autograd::TensorList apply(autograd::TensorList&& grads) override {
+    // Creating a graph (grad mode on only then): the same scaling by the mask, recorded.
+    if (GradMode::is_enabled() && p < 1)
+      return {rcuda::where(mask.unpack(*this), rcuda::mul(grads[0], 1 / (1 - p)), 0.0)};
     return {ops::dropout_backward(grads[0], mask.unpack(*this), p)};
   }
   void release_saved() override { mask.release(); }
 };
 
+// layer_norm's gradients written with public ops, for a backward pass that creates a graph
+// (Note [Gradients of gradients] in docs/autograd.md): the statistics are recomputed from x, so
+// that they carry x's history (the forward's mean and rstd do not).
+//   dx = rstd * (gw - mean(gw) - x_hat * mean(gw * x_hat)),  gw = g * weight
+std::array<Tensor, 3> layer_norm_recorded_grads(const Tensor& g, const Tensor& x, const Tensor& w,
+                                                const Shape& normalized_shape, double eps,
+                                                const std::array<bool, 3>& wanted) {
+  const int64_t lead = x.dim() - static_cast<int64_t>(normalized_shape.size());
+  Dims normalized, leading;
+  for (int64_t d = 0; d < x.dim(); ++d) (d < lead ? leading : normalized).push_back(d);
+  const Tensor centred = rcuda::sub(x, rcuda::mean(x, normalized, /*keepdim=*/true));
+  const Tensor rstd = rcuda::rsqrt(rcuda::add(
+      rcuda::mean(rcuda::mul(centred, centred), normalized, /*keepdim=*/true), Scalar(eps)));
+  const Tensor x_hat = rcuda::mul(centred, rstd);
+  std::array<Tensor, 3> out;
+  if (wanted[0]) {
+    const Tensor gw = w.defined() ? rcuda::mul(g, w) : g;
+    const Tensor inner = rcuda::sub(
+        rcuda::sub(gw, rcuda::mean(gw, normalized, /*keepdim=*/true)),
+        rcuda::mul(x_hat, rcuda::mean(rcuda::mul(gw, x_hat), normalized, /*keepdim=*/true)));
+    out[0] = rcuda::mul(rstd, inner);
+  }
+  if (wanted[1])
+    out[1] = leading.empty() ? rcuda::mul(g, x_hat) : rcuda::sum(rcuda::mul(g, x_hat), leading);
+  if (wanted[2]) out[2] = leading.empty() ? g : rcuda::sum(g, leading);
+  return out;
+}
+
 // Inputs (x, weight, bias), the last two possibly undefined; mean and rstd from the forward.
 struct LayerNormBackward final : autograd::Node {
   Shape normalized_shape;
+  double eps = 1e-5;
   SavedTensor x, weight, bias, mean, rstd;
   const char* name() const override { return "LayerNormBackward"; }
+  bool supports_create_graph() const override { return true; }
   autograd::TensorList apply(autograd::TensorList&& grads) override {
+    if (GradMode::is_enabled()) {  // creating a graph: grad mode is on only then
+      const std::array<bool, 3> wanted = {needs_input_grad(0), needs_input_grad(1),
+                                          needs_input_grad(2)};
+      const std::array<Tensor, 3> g = layer_norm_recorded_grads(
+          grads[0], x.unpack(*this), weight.unpack(*this), normalized_shape, eps, wanted);
+      return {g[0], g[1], g[2]};
+    }
     const Tensor w = weight.unpack(*this), b = bias.unpack(*this);
     const std::array<bool, 3> wanted = {needs_input_grad(0), needs_input_grad(1),
                                         needs_input_grad(2)};
@@ -110,6 +160,7 @@ Tensor layer_norm_forward(const Tensor& x, const Shape& normalized_shape, const 
       [&] { return ops::layer_norm_forward(x, normalized_shape, w, b, eps); });
   auto node = autograd::make_node<LayerNormBackward>(OpId::LayerNorm, x, w, b);
   node->normalized_shape = normalized_shape;
+  node->eps = eps;
   node->x = SavedTensor(x, SavedTensor::kInput);
   node->weight = SavedTensor(w, SavedTensor::kInput);
   node->bias = SavedTensor(b, SavedTensor::kInput);

@@ -568,6 +568,146 @@ TEST(CudaAutograd, SmallModelGivesTheSameParameterGradients) {
   }
 }
 
+// ---- gradients of gradients ---------------------------------------------------------------------
+
+// Hessian-vector products grad(<grad(L, x), v>, x) of L = sum(w1 * f + w2 * f^2), made with
+// create_graph on each device (Note [Gradients of gradients] in docs/autograd.md): CUDA's equal
+// the CPU's, which tests/autograd/test_double_backward.cpp checks against central differences.
+TensorList hessian_vector_products(const Op& f, const TensorList& x, const TensorList& weights,
+                                   const TensorList& directions) {
+  const Tensor out = f(x);
+  const Tensor loss = add(sum(mul(out, weights[0])), sum(mul(mul(out, out), weights[1])));
+  TensorList wrt;
+  for (const Tensor& t : x)
+    if (t.requires_grad()) wrt.push_back(t);
+  const TensorList g = autograd::grad({loss}, wrt, {}, false, /*allow_unused=*/true,
+                                      /*create_graph=*/true);
+  Tensor projected;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!g[i].defined()) continue;
+    const Tensor term = sum(mul(g[i], directions[i]));
+    projected = projected.defined() ? add(projected, term) : term;
+  }
+  return autograd::grad({projected}, wrt, {}, false, /*allow_unused=*/true);
+}
+
+::testing::AssertionResult same_second_derivatives(const Op& f, const std::vector<Input>& inputs,
+                                                   double tol) {
+  const TensorList cpu = leaves_on(inputs, kCpu), gpu = leaves_on(inputs, kCuda);
+  const Tensor out = f(cpu);
+  const TensorList weights = {random_tensor(out.shape(), out.dtype(), 0.5, 1.5),
+                              random_tensor(out.shape(), out.dtype(), 0.5, 1.5)};
+  TensorList directions;
+  for (const Tensor& t : cpu)
+    if (t.requires_grad()) directions.push_back(random_tensor(t.shape(), t.dtype(), -1, 1));
+  const auto on_cuda = [](const TensorList& ts) {
+    TensorList out;
+    for (const Tensor& t : ts) out.push_back(to(t, kCuda));
+    return out;
+  };
+  const TensorList expected = hessian_vector_products(f, cpu, weights, directions);
+  const TensorList got = hessian_vector_products(f, gpu, on_cuda(weights), on_cuda(directions));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i].defined() != got[i].defined())
+      return ::testing::AssertionFailure() << "input " << i << ": defined on one device only";
+    if (!expected[i].defined()) continue;
+    if (!got[i].device().is_cuda())
+      return ::testing::AssertionFailure() << "input " << i << ": on " << got[i].device().str();
+    const ::testing::AssertionResult close =
+        test::all_close(values(got[i]), test::to_doubles(expected[i]), tol);
+    if (!close) return ::testing::AssertionFailure() << "input " << i << ": " << close.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(CudaAutograd, GradientsOfGradientsMatchTheCpu) {
+  RCUDA_REQUIRE_CUDA();
+  const DType dtype = DType::Float64;
+  const Tensor index = random_index({3, 2}, 4);
+  const std::vector<Case> cases = {
+      {"tanh(matmul)",
+       [](const TensorList& x) { return tanh(matmul(x[0], x[1])); },
+       {dense({3, 4}, dtype), transposed({4, 2}, dtype)}},
+      {"mul broadcast",
+       [](const TensorList& x) { return mul(x[0], exp(x[1])); },
+       {dense({3, 4}, dtype), dense({4}, dtype)}},
+      {"div",
+       [](const TensorList& x) { return div(x[0], x[1]); },
+       {dense({3, 4}, dtype), away_from_zero({3, 4}, dtype)}},
+      {"activations",
+       [](const TensorList& x) { return add(sigmoid(x[0]), add(gelu(x[0]), softplus(x[0]))); },
+       {transposed({3, 4}, dtype)}},
+      {"silu and elu",
+       [](const TensorList& x) { return mul(silu(x[0]), elu(x[0])); },
+       {dense({3, 4}, dtype)}},
+      {"softmax", [](const TensorList& x) { return softmax(x[0], 1); }, {dense({3, 4}, dtype)}},
+      {"log_softmax",
+       [](const TensorList& x) { return log_softmax(x[0], 0); },
+       {dense({3, 4}, dtype)}},
+      {"norm and var",
+       [](const TensorList& x) { return add(norm(x[0], 2, {1}), var(x[0], {1})); },
+       {dense({3, 4}, dtype)}},
+      {"prod and logsumexp",
+       [](const TensorList& x) { return mul(prod(x[0], {1}), logsumexp(x[0], {1})); },
+       {dense({3, 4}, dtype, 0.5, 1.5)}},
+      {"views",
+       [](const TensorList& x) { return exp(x[0].slice(1, 1, 4).t().select(0, 1)); },
+       {dense({3, 4}, dtype)}},
+      {"cat and gather",
+       [&](const TensorList& x) {
+         return exp(gather(cat({x[0], x[1]}, 1), 1, index));
+       },
+       {dense({3, 2}, dtype), dense({3, 2}, dtype)}},
+      {"linear",
+       [](const TensorList& x) { return nn::linear(tanh(x[0]), x[1], x[2]); },
+       {dense({5, 3}, dtype), dense({4, 3}, dtype), dense({4}, dtype)}},
+      {"layer_norm",
+       [](const TensorList& x) { return nn::layer_norm(x[0], {4}, x[1], x[2]); },
+       {dense({3, 4}, dtype), dense({4}, dtype), dense({4}, dtype)}},
+      {"conv2d (cuDNN)",
+       [](const TensorList& x) {
+         ConvParams params;
+         params.stride = {2, 1};
+         params.padding = {1, 1};
+         return tanh(conv2d(x[0], x[1], x[2], params));
+       },
+       {dense({2, 2, 5, 5}, dtype), dense({3, 2, 3, 3}, dtype), dense({3}, dtype)}},
+  };
+  for (const Case& c : cases) EXPECT_TRUE(same_second_derivatives(c.f, c.inputs, 1e-10)) << c.name;
+}
+
+// A gradient penalty's parameter gradients on CUDA equal the CPU's; a transposed convolution is
+// refused by name with create_graph, as on the CPU.
+TEST(CudaAutograd, GradientPenaltyAndRefusalMatchTheCpu) {
+  RCUDA_REQUIRE_CUDA();
+  const DType dtype = DType::Float64;
+  const std::vector<Input> inputs = {dense({6, 3}, dtype), dense({5, 3}, dtype), dense({5}, dtype),
+                                     dense({1, 5}, dtype)};
+  const auto penalty = [](const TensorList& p) {
+    const Tensor critic = sum(nn::linear(tanh(nn::linear(p[0], p[1], p[2])), p[3], {}));
+    const Tensor g = autograd::grad({critic}, {p[0]}, {}, false, false, true)[0];
+    return mean(pow(sub(sqrt(sum(mul(g, g), {1})), 1.0), 2));
+  };
+  const TensorList cpu = leaves_on(inputs, kCpu), gpu = leaves_on(inputs, kCuda);
+  autograd::backward(penalty(cpu));
+  autograd::backward(penalty(gpu));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    SCOPED_TRACE("leaf " + std::to_string(i));
+    ASSERT_TRUE(gpu[i].grad().defined());
+    EXPECT_TRUE(gpu[i].grad().device().is_cuda());
+    EXPECT_TRUE(test::all_close(values(gpu[i].grad()), test::to_doubles(cpu[i].grad()), 1e-10));
+  }
+  const TensorList conv =
+      leaves_on({dense({1, 2, 5, 5}, dtype), dense({2, 3, 3, 3}, dtype)}, kCuda);
+  const std::string message = test::error_message([&] {
+    autograd::grad({sum(conv_transpose2d(conv[0], conv[1]))}, {conv[0]}, {}, false, false, true);
+  });
+  EXPECT_NE(message.find(
+                "conv_transpose2d: gradients of gradients (create_graph = TRUE) are not supported"),
+            std::string::npos)
+      << message;
+}
+
 // ---- no waiting for the GPU --------------------------------------------------------------------
 
 // Backward queues its work on the stream and returns: with a long job queued ahead of it, a

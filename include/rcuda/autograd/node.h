@@ -48,7 +48,9 @@ struct InputMeta {
 // in place since then, or after the graph was freed, is an error naming the node. An op's own
 // output (or a tensor an in-place op rewrites) is kept as an alias without autograd metadata,
 // so that the node does not own itself through the tensor's grad_fn; an input is kept as it is
-// (one handle copy: it refers only to nodes below this one).
+// (one handle copy: it refers only to nodes below this one). During a backward pass that creates
+// a graph, an output (output 0 of its node) unpacks with the node as its grad_fn again, so that
+// a formula reading it records its history (Note [Gradients of gradients] in docs/autograd.md).
 class SavedTensor {
  public:
   enum Kind { kOutput, kInput };
@@ -62,6 +64,7 @@ class SavedTensor {
   Tensor data_;
   uint64_t version_ = 0;
   bool released_ = false;
+  bool is_output_ = false;
 };
 
 // One forward input of a node: where its gradient goes, and its shape, dtype and device. One list
@@ -102,7 +105,9 @@ class InputFields {
   const std::vector<NodeInput>* inputs_;
 };
 
-class Node {
+// Shared from this: a saved output unpacked in a backward pass that creates a graph takes its
+// node as grad_fn (SavedTensor::unpack).
+class Node : public std::enable_shared_from_this<Node> {
  public:
   Node();
   virtual ~Node() = default;
@@ -116,6 +121,11 @@ class Node {
   virtual TensorList apply(TensorList&& grads) = 0;
   // Frees the saved tensors (backward without retain_graph).
   virtual void release_saved() {}
+  // Whether apply() records its own history when grad mode is on, so that a backward pass with
+  // create_graph can run it (Note [Gradients of gradients] in docs/autograd.md). False by
+  // default: the engine then refuses such a pass with an error naming the op, rather than give
+  // second derivatives that silently miss this node's share.
+  virtual bool supports_create_graph() const { return false; }
 
   InputFields<Edge, &NodeInput::edge> next_edges() const {
     return InputFields<Edge, &NodeInput::edge>(inputs_);
@@ -190,6 +200,7 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(const Tensor& leaf);
   const char* name() const override { return "AccumulateGrad"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   // The leaf, or an undefined tensor once nothing holds it.
   Tensor leaf() const { return Tensor(leaf_.lock()); }
 

@@ -504,6 +504,19 @@ class Backend {
   virtual void cumulative_backward(CumulativeOp op, const Tensor& grad_in, const Tensor& grad_out,
                                    const Tensor& in, const Tensor& out) = 0;
   // ---- end of sorting and cumulative primitives ----
+
+  // ---- sparse primitives (docs/sparse.md; ops in rcuda/ops/sparse.h) ----
+  // Note [Sparse matrix product]
+  // out = op(S) @ dense for the 2-D COO matrix S[rows[i], cols[i]] = values[i], coalesced (sorted
+  // by row then column, no repeats); op(S) is S^T when `transpose`. rows and cols: Int64,
+  // contiguous [nnz], nnz >= 1, every index in range (ops check); values: contiguous [nnz];
+  // dense: contiguous [op(S)'s columns, k]; out: contiguous [op(S)'s rows, k], k >= 1,
+  // overwritten; values, dense and out Float32 or Float64, one dtype. CPU: src/backend/cpu/
+  // sparse.cpp; CUDA: cuSPARSE's SpMM (its transposed product may order sums differently
+  // between runs).
+  virtual void sparse_mm(const Tensor& out, const Tensor& rows, const Tensor& cols,
+                         const Tensor& values, const Tensor& dense, bool transpose) = 0;
+  // ---- end of sparse primitives ----
 };
 
 // The backend for a device type; DeviceError naming the device when it is not built or not

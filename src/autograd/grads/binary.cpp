@@ -1,8 +1,10 @@
 // Gradients of binary elementwise ops, in the broadcast output's shape: the engine sums each
-// back to its input's shape (Note [Broadcast gradients] in docs/autograd.md).
+// back to its input's shape (Note [Broadcast gradients] in docs/autograd.md). The formulas call
+// formula:: ops, which record in a backward pass that creates a graph.
 #include <cmath>
 #include <string>
 
+#include "../formula.h"
 #include "elementwise.h"
 #include "rcuda/core/error.h"
 #include "rcuda/ops/creation.h"
@@ -48,7 +50,7 @@ namespace {
 
 // grad where `keep`, 0 elsewhere; grad / 2 where a == b (torch's rule for maximum/minimum ties).
 Tensor tie_split(const Tensor& grad, const Tensor& keep, const Tensor& tie) {
-  return ops::where(keep, grad, ops::where(tie, ops::mul(grad, 0.5), 0.0));
+  return formula::where(keep, grad, formula::where(tie, formula::mul(grad, 0.5), 0.0));
 }
 
 }  // namespace
@@ -62,30 +64,30 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
   switch (op) {
     case BinaryOp::Add:
       ga = g;
-      if (need_b) gb = alpha == 1 ? g : ops::mul(g, alpha);
+      if (need_b) gb = alpha == 1 ? g : formula::mul(g, alpha);
       break;
     case BinaryOp::Sub:
       ga = g;
-      if (need_b) gb = ops::mul(g, -alpha);
+      if (need_b) gb = formula::mul(g, -alpha);
       break;
     case BinaryOp::Mul:
       if (a_is_number || b_is_number) {
-        (a_is_number ? gb : ga) = ops::mul(g, number);
+        (a_is_number ? gb : ga) = formula::mul(g, number);
       } else {
-        if (need_a) ga = ops::mul(g, b.unpack(*this));
-        if (need_b) gb = ops::mul(g, a.unpack(*this));
+        if (need_a) ga = formula::mul(g, b.unpack(*this));
+        if (need_b) gb = formula::mul(g, a.unpack(*this));
       }
       break;
     case BinaryOp::Div:
       if (b_is_number) {
-        ga = ops::div(g, number);
+        ga = formula::div(g, number);
       } else if (a_is_number) {
         // number / b: -number / b^2 = -out / b.
-        gb = ops::neg(ops::div(ops::mul(g, out.unpack(*this)), b.unpack(*this)));
+        gb = formula::neg(formula::div(formula::mul(g, out.unpack(*this)), b.unpack(*this)));
       } else {
         const Tensor bv = b.unpack(*this);
-        if (need_a) ga = ops::div(g, bv);
-        if (need_b) gb = ops::neg(ops::div(ops::mul(g, out.unpack(*this)), bv));
+        if (need_a) ga = formula::div(g, bv);
+        if (need_b) gb = formula::neg(formula::div(formula::mul(g, out.unpack(*this)), bv));
       }
       break;
     case BinaryOp::Remainder:
@@ -95,25 +97,25 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
         const Tensor bv = b.unpack(*this);
         const Tensor quotient =
             a_is_number ? ops::binary_op(BinaryOp::Div, number, bv) : ops::div(a.unpack(*this), bv);
-        gb = ops::neg(ops::mul(g, ops::floor(quotient)));
+        gb = formula::neg(formula::mul(g, ops::floor(quotient)));
       }
       break;
     case BinaryOp::Pow:
       if (a_is_number) {
         // number ** b: out * log(number).
-        gb = ops::mul(g, ops::mul(out.unpack(*this), std::log(number)));
+        gb = formula::mul(g, formula::mul(out.unpack(*this), std::log(number)));
       } else {
         const Tensor av = a.unpack(*this), bv = b.unpack(*this);
         if (need_a) {
           // b * a ** (b - 1), 0 where b == 0 (torch: no NaN from 0 * a ** -1 at a == 0).
-          const Tensor d = ops::mul(bv, ops::pow(av, ops::sub(bv, 1)));
-          ga = ops::mul(g, ops::where(ops::eq(bv, 0.0), 0.0, d));
+          const Tensor d = formula::mul(bv, formula::pow(av, formula::sub(bv, 1)));
+          ga = formula::mul(g, formula::where(ops::eq(bv, 0.0), 0.0, d));
         }
         if (need_b) {
           // out * log(a), 0 where a == 0 and b >= 0 (torch's masking of 0 ** b).
-          const Tensor d = ops::mul(out.unpack(*this), ops::log(av));
+          const Tensor d = formula::mul(out.unpack(*this), formula::log(av));
           const Tensor zero = ops::logical_and(ops::eq(av, 0.0), ops::ge(bv, 0.0));
-          gb = ops::mul(g, ops::where(zero, 0.0, d));
+          gb = formula::mul(g, formula::where(zero, 0.0, d));
         }
       }
       break;
@@ -129,9 +131,10 @@ TensorList BinaryBackward::apply(TensorList&& grads) {
     case BinaryOp::Atan2: {
       // d/da atan2(a, b) = b / (a^2 + b^2), d/db = -a / (a^2 + b^2); both tensors (no number form).
       const Tensor av = a.unpack(*this), bv = b.unpack(*this);
-      const Tensor scale = ops::div(g, ops::add(ops::mul(av, av), ops::mul(bv, bv)));
-      if (need_a) ga = ops::mul(scale, bv);
-      if (need_b) gb = ops::neg(ops::mul(scale, av));
+      const Tensor scale =
+          formula::div(g, formula::add(formula::mul(av, av), formula::mul(bv, bv)));
+      if (need_a) ga = formula::mul(scale, bv);
+      if (need_b) gb = formula::neg(formula::mul(scale, av));
       break;
     }
     case BinaryOp::Eq:
@@ -155,8 +158,8 @@ TensorList WhereBackward::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   const Tensor c = condition.unpack(*this);
   Tensor ga, gb;
-  if (needs_input_grad(0)) ga = ops::where(c, g, 0.0);
-  if (needs_input_grad(1)) gb = ops::where(c, 0.0, g);
+  if (needs_input_grad(0)) ga = formula::where(c, g, 0.0);
+  if (needs_input_grad(1)) gb = formula::where(c, 0.0, g);
   return {ga, gb};
 }
 

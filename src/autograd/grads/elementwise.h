@@ -12,6 +12,7 @@ struct UnaryBackward final : Node {
   SavedTensor x, out;  // the formula reads one or both (unary_grad's contract)
   const char* name() const override;
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override;
   void release_saved() override {
     x.release();
     out.release();
@@ -24,9 +25,12 @@ struct BinaryBackward final : Node {
   double alpha = 1;  // add/sub: a + alpha * b
   bool a_is_number = false, b_is_number = false;
   double number = 0;
+  // mul_ saves self's old value as a copy without history: it cannot record its formula.
+  bool in_place = false;
   SavedTensor a, b, out;
   const char* name() const override;
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return !(in_place && op == BinaryOp::Mul); }
   void release_saved() override {
     a.release();
     b.release();
@@ -39,6 +43,7 @@ struct WhereBackward final : Node {
   SavedTensor condition;
   const char* name() const override { return "WhereBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override { condition.release(); }
 };
 

@@ -4,6 +4,8 @@
 // primitives themselves check their indices (Note [Index bounds on the GPU]).
 #include "indexing.h"
 
+#include "../formula.h"
+
 #include "rcuda/core/error.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
@@ -22,6 +24,16 @@ Tensor zeros_of(const Shape& shape, const Tensor& like) {
 // index, and only the part the index reads gets a gradient.
 Tensor pad_to(const Tensor& t, const Shape& shape) {
   if (t.shape() == shape) return t;
+  if (formula::recording()) {
+    // The same as a recorded constant pad at the end of each dim.
+    const Tensor part = t.dim() == 0 ? t.view({1}) : t;
+    std::vector<int64_t> padding;
+    for (int64_t d = part.dim() - 1; d >= 0; --d) {
+      padding.push_back(0);
+      padding.push_back(shape[static_cast<size_t>(d)] - part.size(d));
+    }
+    return rcuda::pad(part, padding);
+  }
   const Tensor out = zeros_of(shape, t);
   const Tensor part = t.dim() == 0 ? t.view({1}) : t;
   Tensor corner = out;
@@ -40,7 +52,7 @@ Tensor index_add_into_zeros(const Tensor& g, const Shape& x_shape, int64_t dim,
   Shape along(static_cast<size_t>(n), 1);
   along[d] = index.numel();
   const Tensor spread = ops::reshape(index, along).expand(g.shape());
-  return ops::scatter_add(zeros_of(x_shape, g), d, spread, g);
+  return formula::scatter_add(zeros_of(x_shape, g), d, spread, g);
 }
 
 // masked_select's gradient: element k of grad goes back to the k-th true position of the mask.
@@ -50,8 +62,8 @@ Tensor masked_scatter_into_zeros(const Tensor& g, const Tensor& mask, const Shap
   if (g.numel() == 0) return zeros_of(shape, g);
   const Tensor flat_mask = ops::reshape(mask.expand(shape), {-1});
   const Tensor place = ops::sub(ops::cumsum(flat_mask, 0), 1);
-  const Tensor picked = ops::index_select(g, 0, ops::where(flat_mask, place, 0));
-  return ops::reshape(ops::where(flat_mask, picked, 0.0), shape);
+  const Tensor picked = formula::index_select(g, 0, ops::where(flat_mask, place, 0));
+  return formula::reshape(formula::where(flat_mask, picked, 0.0), shape);
 }
 
 }  // namespace
@@ -98,25 +110,25 @@ TensorList IndexBackward::apply(TensorList&& grads) {
   const Tensor idx = index.unpack(*this);
   // src's gradient: what the index wrote, read back from the gradient.
   const auto src_grad = [&] {
-    return needs_input_grad(1) ? pad_to(ops::gather(g, dim, idx), input_meta()[1].shape())
+    return needs_input_grad(1) ? pad_to(formula::gather(g, dim, idx), input_meta()[1].shape())
                                : Tensor();
   };
   switch (kind) {
     case IndexKind::IndexSelect:
       return {index_add_into_zeros(g, x_shape, dim, idx)};
     case IndexKind::Gather:
-      return {ops::scatter_add(zeros_of(x_shape, g), dim, idx, g)};
+      return {formula::scatter_add(zeros_of(x_shape, g), dim, idx, g)};
     case IndexKind::Scatter: {
       // x's values at the written positions were overwritten: their gradient is 0.
-      const Tensor gx = needs_input_grad(0) ? ops::scatter(g, dim, idx, 0.0) : Tensor();
+      const Tensor gx = needs_input_grad(0) ? formula::scatter(g, dim, idx, 0.0) : Tensor();
       return {gx, src_grad()};
     }
     case IndexKind::ScatterValue:
-      return {ops::scatter(g, dim, idx, 0.0)};
+      return {formula::scatter(g, dim, idx, 0.0)};
     case IndexKind::ScatterAdd:
       return {needs_input_grad(0) ? g : Tensor(), src_grad()};
     case IndexKind::MaskedFill:
-      return {ops::where(idx, 0.0, g)};
+      return {formula::where(idx, 0.0, g)};
     case IndexKind::MaskedSelect:
       return {masked_scatter_into_zeros(g, idx, shape)};
   }

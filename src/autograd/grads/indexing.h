@@ -14,6 +14,7 @@ struct JoinBackward final : Node {
   std::vector<int64_t> sizes;
   const char* name() const override { return stack ? "StackBackward" : "CatBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
 };
 
 // The ops that move elements by an index or a mask. Inputs: (x) for every kind but Scatter and
@@ -35,6 +36,7 @@ struct IndexBackward final : Node {
   Shape shape;        // MaskedSelect: the shape x and mask broadcast to
   const char* name() const override;
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override { index.release(); }
 };
 

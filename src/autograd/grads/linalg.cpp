@@ -3,6 +3,7 @@
 #include "linalg.h"
 
 #include "../engine.h"
+#include "../formula.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/elementwise.h"
 #include "rcuda/ops/linalg.h"
@@ -22,13 +23,13 @@ TensorList MatmulBackward::apply(TensorList&& grads) {
     const Tensor bv = b.unpack(*this);
     const Tensor b2 = bv.dim() == 1 ? bv.unsqueeze(1) : bv;
     const Shape a2 = a_shape.size() == 1 ? Shape{1, a_shape[0]} : a_shape;
-    ga = ops::reshape(sum_to(ops::matmul(g, b2.transpose(-1, -2)), a2), a_shape);
+    ga = formula::reshape(sum_to(formula::matmul(g, b2.transpose(-1, -2)), a2), a_shape);
   }
   if (needs_input_grad(1)) {
     const Tensor av = a.unpack(*this);
     const Tensor a2 = av.dim() == 1 ? av.unsqueeze(0) : av;
     const Shape b2 = b_shape.size() == 1 ? Shape{b_shape[0], 1} : b_shape;
-    gb = ops::reshape(sum_to(ops::matmul(a2.transpose(-1, -2), g), b2), b_shape);
+    gb = formula::reshape(sum_to(formula::matmul(a2.transpose(-1, -2), g), b2), b_shape);
   }
   return {ga, gb};
 }
@@ -36,14 +37,14 @@ TensorList MatmulBackward::apply(TensorList&& grads) {
 TensorList AddmmBackward::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   Tensor gi, ga, gb;
-  if (needs_input_grad(0)) gi = beta == 1 ? g : ops::mul(g, beta);
+  if (needs_input_grad(0)) gi = beta == 1 ? g : formula::mul(g, beta);
   if (needs_input_grad(1)) {
-    ga = ops::mm(g, b.unpack(*this).t());
-    if (alpha != 1) ga = ops::mul(ga, alpha);
+    ga = formula::mm(g, b.unpack(*this).t());
+    if (alpha != 1) ga = formula::mul(ga, alpha);
   }
   if (needs_input_grad(2)) {
-    gb = ops::mm(a.unpack(*this).t(), g);
-    if (alpha != 1) gb = ops::mul(gb, alpha);
+    gb = formula::mm(a.unpack(*this).t(), g);
+    if (alpha != 1) gb = formula::mul(gb, alpha);
   }
   return {gi, ga, gb};
 }

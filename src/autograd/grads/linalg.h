@@ -11,6 +11,7 @@ struct MatmulBackward final : Node {
   SavedTensor a, b;
   const char* name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override {
     a.release();
     b.release();
@@ -23,6 +24,7 @@ struct AddmmBackward final : Node {
   SavedTensor a, b;
   const char* name() const override { return "AddmmBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override {
     a.release();
     b.release();

@@ -12,6 +12,7 @@ struct SumBackward final : Node {
   bool mean = false;
   const char* name() const override { return mean ? "MeanBackward" : "SumBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
 };
 
 // The reductions over a list of dims whose gradient reads the input and the result. Max and
@@ -27,6 +28,7 @@ struct ReductionBackward final : Node {
   SavedTensor x, out;
   const char* name() const override;
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override {
     x.release();
     out.release();
@@ -42,6 +44,7 @@ struct ArgReduceBackward final : Node {
   SavedTensor indices;
   const char* name() const override { return is_max ? "MaxBackward" : "MinBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override { indices.release(); }
 };
 
@@ -52,6 +55,7 @@ struct SoftmaxBackward final : Node {
   SavedTensor out;
   const char* name() const override { return log ? "LogSoftmaxBackward" : "SoftmaxBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
   void release_saved() override { out.release(); }
 };
 
@@ -60,6 +64,7 @@ struct CumsumBackward final : Node {
   int64_t dim = 0;
   const char* name() const override { return "CumsumBackward"; }
   TensorList apply(TensorList&& grads) override;
+  bool supports_create_graph() const override { return true; }
 };
 
 // The gradient of a reduction's output, in keepdim form (size 1 in each reduced dim) so that it

@@ -2,6 +2,8 @@
 // summed over expanded dims, or written into zeros of the base's shape through the same view.
 #include "views.h"
 
+#include "../formula.h"
+#include "rcuda/autograd/record.h"
 #include "rcuda/ops/copy.h"
 #include "rcuda/ops/creation.h"
 
@@ -59,7 +61,7 @@ TensorList ViewBackward::apply(TensorList&& grads) {
   const Shape& base = input_meta()[0].shape();
   switch (spec.kind) {
     case ViewKind::View:
-      return {ops::reshape(g, base)};
+      return {formula::reshape(g, base)};
     case ViewKind::Permute: {
       std::vector<int64_t> inverse(spec.dims.size());
       for (size_t i = 0; i < spec.dims.size(); ++i) {
@@ -81,25 +83,43 @@ TensorList ViewBackward::apply(TensorList&& grads) {
   }
   // Written through the same view into zeros of the base's (contiguous) shape. as_strided
   // addresses storage, so it replays on a contiguous base only (checked when recorded).
-  Tensor out = ops::zeros(base, TensorOptions(g.dtype(), g.device()));
-  ops::copy_(replay(spec, out, g.shape(), spec.dims, spec.start), g);
+  const auto write_into_zeros = [&] {
+    Tensor zeros = ops::zeros(base, TensorOptions(g.dtype(), g.device()));
+    ops::copy_(replay(spec, zeros, g.shape(), spec.dims, spec.start), g);
+    return zeros;
+  };
+  if (!formula::recording()) return {write_into_zeros()};
+  // Creating a graph: the write is linear in g, and its gradient is the view itself.
+  Tensor out = below_autograd(write_into_zeros);
+  if (g.requires_grad()) {
+    auto node = make_node<ViewScatterBackward>(op(), g);
+    node->spec = spec;
+    set_history(out, std::move(node));
+  }
   return {out};
 }
 
+TensorList ViewScatterBackward::apply(TensorList&& grads) {
+  // as_strided addresses storage: it replays on a contiguous tensor of the base's shape.
+  const Tensor g = spec.kind == ViewKind::AsStrided ? formula::contiguous(grads[0]) : grads[0];
+  const InputMeta& view = input_meta(0);
+  return {replay(spec, g, view.shape(), spec.dims, spec.start)};
+}
+
 TensorList ReshapeBackward::apply(TensorList&& grads) {
-  return {ops::reshape(grads[0], input_meta()[0].shape())};
+  return {formula::reshape(grads[0], input_meta()[0].shape())};
 }
 
 TensorList ToBackward::apply(TensorList&& grads) {
   const InputMeta& in = input_meta(0);
   const Tensor& g = grads[0];
-  return {g.device() == in.device ? g : ops::to(g, in.device, in.dtype)};
+  return {g.device() == in.device ? g : formula::to(g, in.device, in.dtype)};
 }
 
 TensorList CopyBackward::apply(TensorList&& grads) {
   const InputMeta& src = input_meta(1);
   const Tensor& g = grads[0];
-  return {Tensor(), g.device() == src.device ? g : ops::to(g, src.device, src.dtype)};
+  return {Tensor(), g.device() == src.device ? g : formula::to(g, src.device, src.dtype)};
 }
 
 }  // namespace rcuda::autograd

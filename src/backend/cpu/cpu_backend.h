@@ -161,6 +161,10 @@ class CpuBackend final : public Backend, public FusedConvolution {
                   const Tensor& in) override;
   void cumulative_backward(CumulativeOp op, const Tensor& grad_in, const Tensor& grad_out,
                            const Tensor& in, const Tensor& out) override;
+
+  // ---- sparse primitives: sparse.cpp ----
+  void sparse_mm(const Tensor& out, const Tensor& rows, const Tensor& cols, const Tensor& values,
+                 const Tensor& dense, bool transpose) override;
 };
 
 }  // namespace rcuda::cpu

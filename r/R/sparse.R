@@ -1,0 +1,229 @@
+# Sparse COO tensors (docs/sparse.md), as torch for R's: torch_sparse_coo_tensor() with 1-based
+# indices, $to_sparse(), $to_dense(), $coalesce(), $indices(), $values(), $is_sparse(), and the
+# sparse-dense product (torch_sparse_mm, torch_mm, torch_matmul, $mm, $matmul).
+#
+# An rcuda_sparse_tensor is a list of its parts: indices (an int64 tensor, 0-based as the
+# engine's; $indices() adds 1), values (a dense tensor, which carries requires_grad and the
+# gradient), size and coalesced. Its class ends in "rcuda_tensor", so is_torch_tensor() is TRUE;
+# `$` reads its own tables below and refuses a dense method with a message naming it.
+
+sparse_methods <- new.env(parent = emptyenv())
+sparse_fields <- new.env(parent = emptyenv())
+
+new_sparse_tensor <- function(parts) {
+  asS4(structure(parts, class = c("rcuda_sparse_tensor", "rcuda_tensor")))
+}
+sparse_part <- function(x, name) .subset2(x, name)
+sparse_parts <- function(x) {
+  list(indices = .subset2(x, "indices"), values = .subset2(x, "values"), size = .subset2(x, "size"),
+       coalesced = .subset2(x, "coalesced"))
+}
+is_sparse_tensor <- function(x) inherits(x, "rcuda_sparse_tensor")
+
+#' @export
+`$.rcuda_sparse_tensor` <- function(x, name) {
+  method <- sparse_methods[[name]]
+  if (!is.null(method)) return(function(...) method(x, ...))
+  field <- sparse_fields[[name]]
+  if (!is.null(field)) return(field(x))
+  value_error("sparse tensors have no method or field '", name, "'",
+              if (!is.null(tensor_methods[[name]]) || !is.null(tensor_fields[[name]]))
+                "; call $to_dense() first")
+}
+
+#' @export
+`[[.rcuda_sparse_tensor` <- function(x, i) {
+  if (is.character(i)) return(`$.rcuda_sparse_tensor`(x, i))
+  value_error("sparse tensors cannot be indexed; call $to_dense() first")
+}
+
+#' @export
+`[.rcuda_sparse_tensor` <- function(x, ...) value_error("sparse tensors cannot be indexed; call $to_dense() first")
+
+#' @export
+.DollarNames.rcuda_sparse_tensor <- function(x, pattern = "") {
+  grep(pattern, c(ls(sparse_methods), ls(sparse_fields)), value = TRUE)
+}
+
+#' @export
+torch_sparse_coo_tensor <- function(indices, values, size = NULL, dtype = NULL, device = NULL,
+                                    requires_grad = FALSE) {
+  fn <- "torch_sparse_coo_tensor"
+  if (!is_torch_tensor(indices)) {
+    if (!is.numeric(indices)) value_error(fn, ": indices must be an integer matrix or tensor, got ", describe(indices))
+    if (is.null(dim(indices))) indices <- matrix(indices, nrow = 1)
+    indices <- torch_tensor(indices, dtype = torch_long())
+  }
+  if (is_sparse_tensor(indices)) value_error(fn, ": indices must be dense")
+  if (!is_torch_tensor(values)) values <- torch_tensor(values, dtype = dtype)
+  if (is_sparse_tensor(values)) value_error(fn, ": values must be dense")
+  if (!is.null(dtype)) values <- values$to(dtype = dtype)
+  if (!is.null(device)) {
+    indices <- indices$to(device = device)
+    values <- values$to(device = device)
+  }
+  if (!is.null(size)) size <- check_sparse_size(unlist(size), fn)
+  if (isTRUE(requires_grad)) values <- values$detach()$requires_grad_(TRUE)
+  new_sparse_tensor(.Call(rc_sparse_coo_tensor, indices, values, size))
+}
+
+check_sparse_size <- function(size, fn) {
+  if (!is.numeric(size) || anyNA(size) || any(size < 0) || any(size != trunc(size))) {
+    value_error(fn, ": size must be a vector of non-negative whole numbers, got ", describe(size))
+  }
+  size
+}
+
+#' @export
+torch_sparse_mm <- function(sparse, dense) {
+  if (!is_sparse_tensor(sparse)) {
+    value_error("torch_sparse_mm: sparse must be a sparse tensor (torch_sparse_coo_tensor() or $to_sparse()), got ",
+                if (is_torch_tensor(sparse)) "a dense tensor" else describe(sparse))
+  }
+  if (is_sparse_tensor(dense)) value_error("torch_sparse_mm: dense must be a dense tensor; sparse-sparse products are not supported")
+  if (!is_torch_tensor(dense)) {
+    dense <- torch_tensor(dense, dtype = sparse_fields$dtype(sparse), device = sparse_fields$device(sparse))
+  }
+  .Call(rc_sparse_mm, sparse, dense)
+}
+
+# ---- methods of sparse tensors ----------------------------------------------------------------
+
+sparse_methods$to_dense <- function(self, dtype = NULL) {
+  out <- .Call(rc_sparse_to_dense, self)
+  if (is.null(dtype)) out else out$to(dtype = dtype)
+}
+sparse_methods$to_sparse <- function(self, sparse_dim = NULL) self
+sparse_methods$coalesce <- function(self) {
+  if (isTRUE(sparse_part(self, "coalesced"))) return(self)
+  new_sparse_tensor(.Call(rc_sparse_coalesce, self))
+}
+sparse_methods$is_coalesced <- function(self) isTRUE(sparse_part(self, "coalesced"))
+sparse_methods$is_sparse <- function(self) TRUE
+# As torch: the parts of an uncoalesced tensor are not read (its entries may repeat).
+sparse_methods$indices <- function(self) {
+  if (!sparse_methods$is_coalesced(self)) {
+    value_error("Cannot get indices on an uncoalesced tensor, please call $coalesce() first")
+  }
+  sparse_part(self, "indices") + 1L
+}
+sparse_methods$values <- function(self) {
+  if (!sparse_methods$is_coalesced(self)) {
+    value_error("Cannot get values on an uncoalesced tensor, please call $coalesce() first")
+  }
+  sparse_part(self, "values")
+}
+sparse_methods$`_indices` <- function(self) sparse_part(self, "indices") + 1L
+sparse_methods$`_values` <- function(self) sparse_part(self, "values")
+sparse_methods$`_nnz` <- function(self) sparse_fields$nnz(self)
+sparse_methods$sparse_dim <- function(self) sparse_part(self, "indices")$size(1)
+sparse_methods$dense_dim <- function(self) length(sparse_part(self, "size")) - sparse_methods$sparse_dim(self)
+sparse_methods$size <- function(self, dim = NULL) {
+  size <- sparse_part(self, "size")
+  if (is.null(dim)) return(size)
+  if (dim < 0) dim <- length(size) + dim + 1
+  if (dim < 1 || dim > length(size)) index_error("size: dim ", dim, " is out of range for a tensor of ", length(size), " dims")
+  size[[dim]]
+}
+sparse_methods$dim <- function(self) length(sparse_part(self, "size"))
+sparse_methods$numel <- function(self) prod(sparse_part(self, "size"))
+sparse_methods$mm <- function(self, mat2) torch_sparse_mm(self, mat2)
+sparse_methods$matmul <- function(self, other) torch_sparse_mm(self, other)
+sparse_methods$to <- function(self, dtype = NULL, device = NULL, ...) {
+  parts <- sparse_parts(self)
+  if (!is.null(device)) parts$indices <- parts$indices$to(device = device)
+  parts$values <- parts$values$to(dtype = dtype, device = device, ...)
+  new_sparse_tensor(parts)
+}
+sparse_methods$cuda <- function(self, device = NULL, ...) {
+  sparse_methods$to(self, device = if (is.null(device)) "cuda" else device)
+}
+sparse_methods$cpu <- function(self, ...) sparse_methods$to(self, device = "cpu")
+sparse_methods$requires_grad_ <- function(self, requires_grad = TRUE) {
+  sparse_part(self, "values")$requires_grad_(requires_grad)
+  invisible(self)
+}
+sparse_methods$detach <- function(self) {
+  parts <- sparse_parts(self)
+  parts$values <- parts$values$detach()
+  new_sparse_tensor(parts)
+}
+
+sparse_fields$shape <- function(self) sparse_part(self, "size")
+sparse_fields$dtype <- function(self) sparse_part(self, "values")$dtype
+sparse_fields$device <- function(self) sparse_part(self, "values")$device
+sparse_fields$is_cuda <- function(self) sparse_part(self, "values")$is_cuda
+sparse_fields$ndim <- function(self) length(sparse_part(self, "size"))
+sparse_fields$nnz <- function(self) sparse_part(self, "indices")$size(2)
+sparse_fields$requires_grad <- function(self) sparse_part(self, "values")$requires_grad
+sparse_fields$layout <- function(self) torch_sparse_coo()
+sparse_fields$ptr <- function(self) self
+
+# Dense tensors: the conversion and the queries that tell the layouts apart.
+tensor_methods$to_sparse <- function(self, sparse_dim = NULL) {
+  if (!is.null(sparse_dim) && (!is.numeric(sparse_dim) || length(sparse_dim) != 1)) {
+    value_error("to_sparse: sparse_dim must be NULL or one number, got ", describe(sparse_dim))
+  }
+  new_sparse_tensor(.Call(rc_to_sparse, self, sparse_dim))
+}
+tensor_methods$to_dense <- function(self, dtype = NULL) if (is.null(dtype)) self else self$to(dtype = dtype)
+tensor_methods$is_sparse <- function(self) FALSE
+
+# ---- base R generics -----------------------------------------------------------------------
+
+#' @export
+dim.rcuda_sparse_tensor <- function(x) sparse_part(x, "size")
+
+#' @export
+length.rcuda_sparse_tensor <- function(x) prod(sparse_part(x, "size"))
+
+#' @export
+as.array.rcuda_sparse_tensor <- function(x, ...) as.array(sparse_methods$to_dense(x), ...)
+
+#' @export
+as.matrix.rcuda_sparse_tensor <- function(x, ...) as.matrix(sparse_methods$to_dense(x), ...)
+
+#' @export
+as_array.rcuda_sparse_tensor <- function(x, ...) as_array(sparse_methods$to_dense(x), ...)
+
+#' @export
+Ops.rcuda_sparse_tensor <- function(e1, e2) {
+  value_error("sparse tensors support no operator `", .Generic, "`; use torch_sparse_mm() or call $to_dense() first")
+}
+
+#' @export
+print.rcuda_sparse_tensor <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+format.rcuda_sparse_tensor <- function(x, ...) {
+  values <- sparse_part(x, "values")
+  device <- if (values$is_cuda) "CUDA" else "CPU"
+  type <- sub("^\\[ (CUDA|CPU)", "", sub("\\{.*$", "", utils::tail(format(values$detach()), 1)))
+  grad <- if (values$requires_grad) " requires_grad" else ""
+  c("torch_tensor",
+    paste0("[ Sparse", device, type, "{", paste(sparse_part(x, "size"), collapse = ","), "}", grad, " ]"),
+    paste0("indices", if (!sparse_methods$is_coalesced(x)) " (uncoalesced)", ":"),
+    utils::tail(format(sparse_part(x, "indices") + 1L), -1),
+    "values:",
+    utils::tail(format(values$detach()), -1))
+}
+
+# S4, as dense tensors (Note [Operator dispatch] in s4.R): R 4.2 dispatches %*% only on S4
+# objects, and autoprint of one calls show().
+methods::setOldClass(c("rcuda_sparse_tensor", "rcuda_tensor"))
+methods::setMethod("show", "rcuda_sparse_tensor", function(object) print.rcuda_sparse_tensor(object))
+# Operators refuse sparse operands by name (the dense tensors' methods would unwrap a list).
+sparse_operator_error <- function(e1, e2) {
+  value_error("sparse tensors support no operator `", .Generic, "`; use torch_sparse_mm() or call $to_dense() first")
+}
+for (group in c("Arith", "Compare", "Logic")) {
+  for (sig in list(c("rcuda_sparse_tensor", "ANY"), c("ANY", "rcuda_sparse_tensor"),
+                   c("rcuda_sparse_tensor", "rcuda_sparse_tensor"), c("rcuda_sparse_tensor", "rcuda_tensor"),
+                   c("rcuda_tensor", "rcuda_sparse_tensor"))) {
+    methods::setMethod(group, sig, sparse_operator_error)
+  }
+}
+rm(group, sig)
