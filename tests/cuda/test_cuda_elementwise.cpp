@@ -408,11 +408,12 @@ TEST(CudaRandom, PoissonAndGammaFollowTheCpuStreams) {
     }
     EXPECT_GT(same_p, cpu_p.size() * 999 / 1000);
     EXPECT_GT(same_g, cpu_g.size() * 999 / 1000);
-    // The gradient is a deterministic function of (alpha, x): equal to rounding.
+    // The gradient is a function of (alpha, x), but its central difference in alpha turns the
+    // last-ulp differences of CUDA's lgamma and log into 1e-9 relative (it is good to 1e-8).
     const Tensor x = standard_gamma(alpha);
     EXPECT_TRUE(test::all_close(values(standard_gamma_grad(on_cuda(alpha), on_cuda(x))),
                                 values(standard_gamma_grad(alpha, x)),
-                                dtype == DType::Float64   ? 1e-9
+                                dtype == DType::Float64   ? 1e-7
                                 : dtype == DType::Float32 ? 1e-6
                                                           : 1e-2));
   }
