@@ -75,6 +75,15 @@ run_tests() {
   build-gpu/tests/rcuda_tests >"$OUT/tests.log" 2>&1
   local status=$?
   grep -E "^\[  FAILED  \]" "$OUT/tests.log" | head -30
+  # A crash (a signal: exit above 128) ends the binary mid-test: name that test, then run the
+  # tests after it, so that one crash does not hide the rest.
+  if [ "$status" -gt 128 ]; then
+    local crashed
+    crashed=$(grep '^\[ RUN      \]' "$OUT/tests.log" | tail -1 | awk '{print $4}')
+    step "tests crashed" "signal $((status - 128)) in $crashed"
+    build-gpu/tests/rcuda_tests --gtest_filter="-$crashed" >"$OUT/tests_after_crash.log" 2>&1
+    grep -E "^\[  FAILED  \]|^\[  PASSED|^\[ RUN      \]" "$OUT/tests_after_crash.log" | tail -20
+  fi
   step tests "exit $status; $(grep -E '^\[  PASSED' "$OUT/tests.log" | tail -1) $(grep -cE '^\[  FAILED  \] [A-Za-z]' "$OUT/tests.log") failed, $(grep -cE '^\[  SKIPPED \] [A-Za-z]' "$OUT/tests.log") skipped"
   grep -E "^\[  SKIPPED \] [A-Za-z]" "$OUT/tests.log" | grep Cuda | head
 }
