@@ -78,3 +78,44 @@ collect_both <- function() {
   pyhelp()$collect()
   invisible()
 }
+
+# A PyTorch tensor's values as an R vector (as float64, but for bool and complex).
+torch_values <- function(t) {
+  if (!reticulate::py_str(t$dtype) %in% c("torch.bool", "torch.complex64", "torch.complex128"))
+    t <- t$to(pytorch()$float64)
+  unlist(py_r(t$tolist()))
+}
+
+# Lifetimes of memory lent to PyTorch and taken from it, the same on every device: R's tensor
+# `make()` lent to torch.from_dlpack stays readable there after R drops it and its loan ends when
+# PyTorch drops it; PyTorch's tensor `make_py()` taken by from_dlpack stays alive (a weak
+# reference sees it) while R holds it, with its values, and goes when R lets go.
+expect_lent_to_pytorch_outlives_r <- function(make, values) {
+  torch <- pytorch()
+  collect_both()
+  start <- rcuda:::dlpack_counts()
+  x <- make()
+  t <- torch$from_dlpack(as_dlpack(x))
+  rm(x)
+  collect_both()
+  # Reuse freed memory, if the loan had not kept it.
+  churn <- torch_randn(1e5, device = py_r(t$device$type))
+  expect_equal(torch_values(t$cpu()), values)
+  rm(t)
+  collect_both()
+  expect_equal(rcuda:::dlpack_counts()[["exports_deleted"]], start[["exports_deleted"]] + 1)
+}
+
+expect_taken_from_pytorch_outlives_it <- function(make_py, values) {
+  h <- pyhelp()
+  u <- make_py()
+  ref <- h$weak(u)
+  y <- from_dlpack(u)
+  rm(u)
+  collect_both()
+  expect_true(py_r(h$alive(ref)))
+  expect_equal(as.array(y), values)
+  rm(y)
+  collect_both()
+  expect_false(py_r(h$alive(ref)))
+}

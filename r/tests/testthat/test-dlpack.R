@@ -39,11 +39,6 @@ py_values <- function(a) {
   if (!kind %in% c("b", "c")) a <- a$astype("float64")
   unlist(py_r(a$tolist()))
 }
-torch_values <- function(t) {
-  if (!reticulate::py_str(t$dtype) %in% c("torch.bool", "torch.complex64", "torch.complex128"))
-    t <- t$to(pytorch()$float64)
-  unlist(py_r(t$tolist()))
-}
 # A 2-d NumPy array as an R matrix.
 py_matrix <- function(a) do.call(rbind, lapply(py_r(a$tolist()), unlist))
 
@@ -426,28 +421,9 @@ test_that("PyTorch's strided views stay views in rcuda, and rcuda's in PyTorch",
 
 test_that("memory lent to PyTorch and taken from it lives until both sides are done", {
   skip_if_no_torch()
-  torch <- pytorch()
-  h <- pyhelp()
-  collect_both()
-  start <- rcuda:::dlpack_counts()
-  x <- torch_tensor(c(1, 2, 3))
-  t <- torch$from_dlpack(as_dlpack(x))
-  rm(x)
-  collect_both()
-  expect_equal(torch_values(t), c(1, 2, 3))
-  rm(t)
-  collect_both()
-  expect_equal(rcuda:::dlpack_counts()[["exports_deleted"]], start[["exports_deleted"]] + 1)
-  u <- torch$ones(100L)  # above the small tensors' 256 bytes, as in the NumPy test
-  ref <- h$weak(u)
-  y <- from_dlpack(u)
-  rm(u)
-  collect_both()
-  expect_true(py_r(h$alive(ref)))
-  expect_equal(as.array(y), rep(1, 100))
-  rm(y)
-  collect_both()
-  expect_false(py_r(h$alive(ref)))
+  expect_lent_to_pytorch_outlives_r(function() torch_tensor(c(1, 2, 3)), c(1, 2, 3))
+  # Above the small tensors' 256 bytes, as in the NumPy test.
+  expect_taken_from_pytorch_outlives_it(function() pytorch()$ones(100L), rep(1, 100))
 })
 
 test_that("PyTorch imported before rcuda in a fresh R process exchanges both ways", {
@@ -533,28 +509,8 @@ test_that("rcuda's stream is ordered before PyTorch's and PyTorch's before rcuda
 test_that("CUDA memory lent to PyTorch outlives R's tensor, and PyTorch's outlives its own", {
   skip_if_cuda_not_available()
   skip_if_no_torch()
-  torch <- pytorch()
-  h <- pyhelp()
-  skip_if_not(py_r(torch$cuda$is_available()), "PyTorch sees no GPU")
-  collect_both()
-  start <- rcuda:::dlpack_counts()
-  x <- torch_tensor(c(1, 2, 3), device = "cuda")
-  t <- torch$from_dlpack(as_dlpack(x))
-  rm(x)
-  collect_both()
-  churn <- torch_randn(1e6, device = "cuda")
-  expect_equal(torch_values(t$cpu()), c(1, 2, 3))
-  rm(t)
-  collect_both()
-  expect_equal(rcuda:::dlpack_counts()[["exports_deleted"]], start[["exports_deleted"]] + 1)
-  u <- torch$full(py_tuple(100L), 7, device = "cuda")
-  ref <- h$weak(u)
-  y <- from_dlpack(u)
-  rm(u)
-  collect_both()
-  expect_true(py_r(h$alive(ref)))
-  expect_equal(as.array(y), rep(7, 100))
-  rm(y)
-  collect_both()
-  expect_false(py_r(h$alive(ref)))
+  skip_if_not(py_r(pytorch()$cuda$is_available()), "PyTorch sees no GPU")
+  expect_lent_to_pytorch_outlives_r(function() torch_tensor(c(1, 2, 3), device = "cuda"), c(1, 2, 3))
+  expect_taken_from_pytorch_outlives_it(
+    function() pytorch()$full(py_tuple(100L), 7, device = "cuda"), rep(7, 100))
 })
