@@ -95,8 +95,10 @@ torch_bernoulli <- function(self, p, generator = NULL) {
 torch_poisson <- function(self, generator = NULL) {
   self <- convenience_tensor(as_tensor_arg(self), "torch_poisson", "self")
   if (!is_floating_dtype(dtype_of(self))) value_error("torch_poisson: self must hold floating rates, got ", dtype_of(self))
-  sampler_parameter(self, "torch_poisson", "rates", "must be >= 0 and finite", function(x) x >= 0)
-  with_generator(generator, "torch_poisson", function() .Call(rc_sample, "poisson", self$detach()))
+  with_generator(generator, "torch_poisson", function() {
+    sampler_draw(self, "torch_poisson", "rates", "must be >= 0 and finite", function(x) x >= 0,
+                 function() .Call(rc_sample, "poisson", self$detach()))
+  })
 }
 
 # torch for R's names for the Gamma(alpha, 1) sampler and its gradient (the distributions'
@@ -106,9 +108,10 @@ torch_poisson <- function(self, generator = NULL) {
 torch__standard_gamma <- function(self, generator = NULL) {
   self <- convenience_tensor(as_tensor_arg(self), "torch__standard_gamma", "self")
   if (!is_floating_dtype(dtype_of(self))) value_error("torch__standard_gamma: self must hold floating concentrations, got ", dtype_of(self))
-  sampler_parameter(self, "torch__standard_gamma", "self (the concentration)", "must be > 0 and finite",
-                    function(x) x > 0)
-  with_generator(generator, "torch__standard_gamma", function() standard_gamma_function(self))
+  with_generator(generator, "torch__standard_gamma", function() {
+    sampler_draw(self, "torch__standard_gamma", "self (the concentration)", "must be > 0 and finite",
+                 function(x) x > 0, function() standard_gamma_function(self))
+  })
 }
 
 standard_gamma_function <- autograd_function(
@@ -130,15 +133,17 @@ torch__standard_gamma_grad <- function(self, output) {
   .Call(rc_standard_gamma_grad, self$detach(), output$detach())
 }
 
-# A sampler's parameter checked in R, so that the error names the R function and the argument:
-# `valid(x)` must hold for every element, and the values must be finite.
-sampler_parameter <- function(x, fn, arg, what, valid) {
-  if (x$numel() == 0) return(invisible(x))
-  with_no_grad({
-    ok <- valid(x) & torch_isfinite(x)
-    if (!ok$all()$item()) value_error(fn, ": ", arg, " ", what, ", got ", x$masked_select(!ok)[1]$item())
+# A sampler's draw. The engine checks its parameter (one flag read back from the device); when it
+# refuses one, the error names the R function, the argument and the first bad value, looked for
+# only then, so that a valid call reads nothing more back.
+sampler_draw <- function(x, fn, arg, what, valid, draw) {
+  withCallingHandlers(draw(), rcuda_value_error = function(e) {
+    if (!grepl("every element of", conditionMessage(e), fixed = TRUE)) return()
+    with_no_grad({
+      bad <- x$masked_select(!(valid(x) & torch_isfinite(x)))
+      if (bad$numel() > 0) value_error(fn, ": ", arg, " ", what, ", got ", bad[1]$item())
+    })
   })
-  invisible(x)
 }
 
 # 1-based category indices (int64), num_samples per row of weights. With replacement: where
