@@ -10,8 +10,8 @@
 # On a 2-core machine `make test` was the build (about 14 minutes with CUDA), then the C++ tests
 # (2.5), then the tarball check (7: install, then R CMD check's tests on one core). The tarball's
 # engine comes from ccache once `rcuda` and `rcuda_cli` are built, and R CMD check leaves a core
-# idle, so the tarball check starts as soon as the engine exists and the test files, the
-# benchmarks and the server compile beside it (docs/build-time.md has the figures).
+# idle, so the tarball check starts as soon as the engine exists and the test binaries compile
+# beside it (docs/build-time.md has the figures).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,8 +30,9 @@ step() {
   echo "run-tests: $*"
   if ! "$@"; then cpp_failed="$cpp_failed"$'\n'"  $*"; fi
 }
-# The rest of the build first: a failure there fails every test after it, so stop at it.
-if cmake --build "$build" -j "$jobs"; then
+# The test binaries first (rcuda_every_test: not the benchmarks): a failure there fails every test
+# after it, so stop at it.
+if cmake --build "$build" -j "$jobs" --target rcuda_every_test; then
   step "$build/tests/rcuda_tests"
   step "$build/tests/rcuda_server_tests"
   step env "${mpirun[@]}" -np 2 "$build/tests/rcuda_dist_tests"

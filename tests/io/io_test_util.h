@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "support/reference.h"
@@ -51,16 +53,27 @@ inline std::string raw_file(const std::string& header, const std::string& data) 
   return size_prefix(header.size()) + header + data;
 }
 
-// A python3 that imports safetensors and numpy ("" when there is none): the one on PATH, else
-// Debian's.
-inline std::string python_with_safetensors() {
+// The python3 that imports `modules` (comma-separated): the one on PATH, else Debian's; "" when
+// neither does. Probed once per run and modules: each probe is a second of imports, and every
+// test of a fixture asks.
+inline std::string python_that_imports(const std::string& modules) {
+  static std::map<std::string, std::string> found;
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = found.find(modules);
+  if (it != found.end()) return it->second;
+  std::string python_found;
   for (const char* python : {"python3", "/usr/bin/python3"}) {
-    const std::string probe =
-        std::string(python) + " -c 'import safetensors, numpy' >/dev/null 2>&1";
-    if (std::system(probe.c_str()) == 0) return python;
+    const std::string probe = std::string(python) + " -c 'import " + modules + "' >/dev/null 2>&1";
+    if (std::system(probe.c_str()) == 0) {
+      python_found = python;
+      break;
+    }
   }
-  return "";
+  return found[modules] = python_found;
 }
+
+inline std::string python_with_safetensors() { return python_that_imports("safetensors, numpy"); }
 
 // Why a test that needs python_with_safetensors() skipped.
 inline constexpr const char* kNoPython =

@@ -17,14 +17,7 @@
 
 namespace rcuda::test {
 
-inline std::string python_with_onnx() {
-  for (const char* python : {"python3", "/usr/bin/python3"}) {
-    const std::string probe =
-        std::string(python) + " -c 'import onnx, onnxruntime, numpy' >/dev/null 2>&1";
-    if (std::system(probe.c_str()) == 0) return python;
-  }
-  return "";
-}
+inline std::string python_with_onnx() { return python_that_imports("onnx, onnxruntime, numpy"); }
 
 inline constexpr const char* kNoOnnxPython =
     "no python3 with onnx, onnxruntime and numpy (scripts/install-deps.sh installs them)";
