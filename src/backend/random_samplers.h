@@ -179,8 +179,11 @@ RCUDA_HOST_DEVICE inline double regularized_gamma_p(double a, double x) {
 // where P's rounding (1e-16) over the step adds 1e-13. From alpha = 1e7, where the series and
 // the continued fraction would take tens of thousands of terms, the Wilson-Hilferty form
 // x = alpha (1 - 1/(9 alpha) + z / (3 sqrt(alpha)))^3, exact to about 1e-8 relative there, is
-// differentiated at fixed z instead. 0 where x is 0.
+// differentiated at fixed z instead. 0 where x is 0; NaN where alpha is not a finite positive
+// number (no draw has it: ops::standard_gamma refuses it), as torch's _standard_gamma_grad, so
+// that the gradient needs no check read back from the device.
 RCUDA_HOST_DEVICE inline double gamma_sample_grad(double alpha, double x) {
+  if (!(alpha > 0) || alpha == HUGE_VAL) return NAN;
   if (!(x > 0)) return 0;
   if (alpha >= 1e7) {
     const double root = cbrt(x / alpha);

@@ -202,7 +202,12 @@ Tensor standard_gamma(const Tensor& alpha) {
 
 Tensor standard_gamma_grad(const Tensor& alpha, const Tensor& sample) {
   const char* op = "standard_gamma_grad";
-  const Tensor a = sampler_parameter(op, "alpha", alpha, 0, /*low_allowed=*/false);
+  // The values of alpha are not checked: the backward of every Gamma draw calls this, and its
+  // alpha passed standard_gamma's check already. A bad one gives NaN (gamma_sample_grad).
+  RCUDA_CHECK(alpha.defined(), ValueError, op, ": alpha is an undefined tensor");
+  RCUDA_CHECK(is_floating(alpha.dtype()), DTypeError, op,
+              ": alpha must have a floating dtype, got ", dtype_name(alpha.dtype()));
+  const Tensor a = contiguous(alpha);
   RCUDA_CHECK(sample.defined() && sample.shape() == alpha.shape(), ValueError, op,
               ": sample must have alpha's shape ", shape_str(alpha.shape()), ", got ",
               sample.defined() ? shape_str(sample.shape()) : std::string("an undefined tensor"));

@@ -217,6 +217,13 @@ TEST(GammaTest, BadArgumentsAreRefusedByName) {
   const Tensor a = full({3}, 2.0);
   EXPECT_THROW(standard_gamma_grad(a, full({4}, 1.0)), ValueError);
   EXPECT_THROW(standard_gamma_grad(a, full({3}, 1.0, DType::Float64)), DTypeError);
+  // The gradient checks no values (its alpha passed standard_gamma's check): a bad alpha gives NaN.
+  const std::vector<double> grads = test::to_doubles(
+      standard_gamma_grad(test::tensor_of({0, -2, std::numeric_limits<double>::infinity(), NAN, 2},
+                                          {5}, DType::Float64),
+                          full({5}, 1.5, DType::Float64)));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(grads[i])) << "element " << i;
+  EXPECT_TRUE(std::isfinite(grads[4]));
   try {
     standard_gamma(full({2}, -1.0));
     FAIL();
