@@ -25,10 +25,8 @@ size_value <- function(size, fn, arg = "size") {
   size
 }
 
-# Named tensors (torch for R's `names =`) are not implemented: refused, never dropped.
-no_names <- function(names, fn) {
-  if (!is.null(names)) value_error(fn, ": names are not supported (rcuda has no named tensors)")
-}
+# `names =` of the creation functions: dim names checked against the size before anything is
+# made, then set on the new tensor (Note [Named tensors] in named-tensors.R).
 
 # Layouts, as torch for R's: tensors are strided; torch_sparse_coo() is named so that scripts
 # can ask for it and hear why not.
@@ -97,45 +95,53 @@ filled <- function(kind, size, value, dtype, device, requires_grad) {
 
 #' @export
 torch_zeros <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
-  no_names(names, "torch_zeros")
   check_layout(layout, "torch_zeros")
-  filled("zeros", resolve_size(..., fn = "torch_zeros"), NULL, dtype, device, requires_grad)
+  size <- resolve_size(..., fn = "torch_zeros")
+  names <- names_arg(names, length(size), "torch_zeros")
+  with_names(filled("zeros", size, NULL, dtype, device, requires_grad), names)
 }
 
 #' @export
 torch_ones <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
-  no_names(names, "torch_ones")
   check_layout(layout, "torch_ones")
-  filled("ones", resolve_size(..., fn = "torch_ones"), NULL, dtype, device, requires_grad)
+  size <- resolve_size(..., fn = "torch_ones")
+  names <- names_arg(names, length(size), "torch_ones")
+  with_names(filled("ones", size, NULL, dtype, device, requires_grad), names)
 }
 
 #' @export
 torch_empty <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
-  no_names(names, "torch_empty")
   check_layout(layout, "torch_empty")
-  filled("empty", resolve_size(..., fn = "torch_empty"), NULL, dtype, device, requires_grad)
+  size <- resolve_size(..., fn = "torch_empty")
+  names <- names_arg(names, length(size), "torch_empty")
+  with_names(filled("empty", size, NULL, dtype, device, requires_grad), names)
 }
 
 #' @export
 torch_full <- function(size, fill_value, names = NULL, dtype = NULL, layout = NULL, device = NULL,
                        requires_grad = FALSE) {
-  no_names(names, "torch_full")
   check_layout(layout, "torch_full")
-  filled("full", size_value(size, "torch_full"), fill_value, dtype, device, requires_grad)
+  size <- size_value(size, "torch_full")
+  names <- names_arg(names, length(size), "torch_full")
+  with_names(filled("full", size, fill_value, dtype, device, requires_grad), names)
 }
 
 #' @export
 torch_randn <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
-  no_names(names, "torch_randn")
   check_layout(layout, "torch_randn")
-  with_requires_grad(.Call(rc_random, "randn", resolve_size(..., fn = "torch_randn"), dtype_name(dtype), creation_device(device)), requires_grad)
+  size <- resolve_size(..., fn = "torch_randn")
+  names <- names_arg(names, length(size), "torch_randn")
+  out <- .Call(rc_random, "randn", size, dtype_name(dtype), creation_device(device))
+  with_names(with_requires_grad(out, requires_grad), names)
 }
 
 #' @export
 torch_rand <- function(..., names = NULL, dtype = NULL, layout = NULL, device = NULL, requires_grad = FALSE) {
-  no_names(names, "torch_rand")
   check_layout(layout, "torch_rand")
-  with_requires_grad(.Call(rc_random, "rand", resolve_size(..., fn = "torch_rand"), dtype_name(dtype), creation_device(device)), requires_grad)
+  size <- resolve_size(..., fn = "torch_rand")
+  names <- names_arg(names, length(size), "torch_rand")
+  out <- .Call(rc_random, "rand", size, dtype_name(dtype), creation_device(device))
+  with_names(with_requires_grad(out, requires_grad), names)
 }
 
 #' @export

@@ -15,8 +15,17 @@ torch_mm <- function(self, mat2) {
 #' @export
 torch_bmm <- function(self, mat2) .Call(rc_matmul, "bmm", as_tensor_arg(self), as_tensor_arg(mat2))
 
+# A dim given by name is the first tensor's; the result keeps the names the tensors share
+# (Note [Named tensors]).
 #' @export
-torch_cat <- function(tensors, dim = 1L) .Call(rc_join, "cat", as_tensor_list(tensors, "torch_cat"), dim)
+torch_cat <- function(tensors, dim = 1L) {
+  tensors <- as_tensor_list(tensors, "torch_cat")
+  if (is.character(dim)) dim <- dim_index(dim, if (length(tensors)) tensors[[1]], "torch_cat")
+  out <- .Call(rc_join, "cat", tensors, dim)
+  names <- if (length(tensors)) tensor_names(tensors[[1]])
+  if (is.null(names) || !all(vapply(tensors, function(t) identical(tensor_names(t), names), logical(1)))) return(out)
+  with_names(out, names)
+}
 
 #' @export
 torch_stack <- function(tensors, dim = 1L) .Call(rc_join, "stack", as_tensor_list(tensors, "torch_stack"), dim)

@@ -19,7 +19,15 @@ torch_transpose <- function(self, dim0, dim1) .Call(rc_transpose, as_tensor_arg(
 torch_t <- function(self) .Call(rc_t, as_tensor_arg(self))
 
 #' @export
-torch_permute <- function(self, dims) .Call(rc_permute, as_tensor_arg(self), unlist(dims))
+torch_permute <- function(self, dims) permuted(as_tensor_arg(self), unlist(dims))
+
+# A dim of 0 is refused in torch for R's words (its tests assert them); the engine checks the rest.
+permuted <- function(self, dims) {
+  if (is.numeric(dims) && any(dims == 0, na.rm = TRUE)) {
+    index_error("permute: dims ", deparse(dims, nlines = 1)[1], " count from 1: Indexing starts at 1 but found a 0.")
+  }
+  .Call(rc_permute, self, dims)
+}
 
 #' @export
 torch_narrow <- function(self, dim, start, length) .Call(rc_narrow, as_tensor_arg(self), dim, start, length)
@@ -61,7 +69,7 @@ m$squeeze <- torch_squeeze
 m$unsqueeze <- torch_unsqueeze
 m$transpose <- torch_transpose
 m$t <- torch_t
-m$permute <- function(self, ...) .Call(rc_permute, self, unlist(list(...)))
+m$permute <- function(self, ...) permuted(self, unlist(list(...)))
 m$narrow <- torch_narrow
 # torch for R's expand(size, implicit = FALSE); sizes may also come one per argument
 # (x$expand(2, 3)). A logical after the sizes is implicit, never a size.

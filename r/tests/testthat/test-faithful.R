@@ -190,9 +190,10 @@ test_that("creation and reduction arguments are checked, naming the function and
   expect_error(torch_sum(x, dim = "a"), "torch_sum: dim")
   expect_error(torch_max(x, dim = 1.5), "torch_max: dim must be a whole number")
   expect_error(torch_softmax(x, dim = c(1, 2)), "torch_softmax: dim must be a single number")
-  expect_error(torch_zeros(2, names = c("a")), "torch_zeros: names are not supported")
-  expect_error(torch_randn(2, 2, names = c("a", "b")), "names are not supported")
-  expect_error(torch_full(2, 1, names = "a"), "names are not supported")
+  # Named tensors (test-named-tensors.R): names are kept, never dropped; a wrong count is an error.
+  expect_equal(torch_zeros(2, names = c("a"))$names, "a")
+  expect_equal(torch_randn(2, 2, names = c("a", "b"))$names, c("a", "b"))
+  expect_error(torch_full(2, 1, names = c("a", "b")), "torch_full: names must name each of the tensor's 1 dims")
   expect_error(torch_zeros("a"), "torch_zeros: size must be numbers")
   expect_error(torch_ones(2.5), "torch_ones: size must be whole numbers")
   expect_error(torch_ones(NA), "torch_ones: size must be")
