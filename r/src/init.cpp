@@ -23,6 +23,8 @@ SEXP rc_set_rng_state(SEXP state);
 SEXP rc_get_default_dtype();
 SEXP rc_dtype_canonical(SEXP name);
 SEXP rc_set_default_dtype(SEXP dtype);
+SEXP rc_set_num_threads(SEXP n);
+SEXP rc_num_threads();
 SEXP rc_cuda_info();
 SEXP rc_cuda_doctor(SEXP gpu_checks);
 SEXP rc_cudnn();
@@ -266,6 +268,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_get_default_dtype", (DL_FUNC)&rc_get_default_dtype, 0},
     {"rc_dtype_canonical", (DL_FUNC)&rc_dtype_canonical, 1},
     {"rc_set_default_dtype", (DL_FUNC)&rc_set_default_dtype, 1},
+    {"rc_set_num_threads", (DL_FUNC)&rc_set_num_threads, 1},
+    {"rc_num_threads", (DL_FUNC)&rc_num_threads, 0},
     {"rc_cuda_info", (DL_FUNC)&rc_cuda_info, 0},
     {"rc_cuda_doctor", (DL_FUNC)&rc_cuda_doctor, 1},
     {"rc_cudnn", (DL_FUNC)&rc_cudnn, 0},

@@ -1,15 +1,18 @@
-// Which BLAS librcuda calls (rcuda/backend/cpu.h). OpenBLAS describes itself through
-// openblas_get_config(); other BLAS libraries are reported by the file they were loaded from.
+// Which BLAS librcuda calls (rcuda/backend/cpu.h), and the threads of the CPU backend. OpenBLAS
+// describes itself through openblas_get_config(); other BLAS libraries are reported by the file
+// they were loaded from.
 #include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 #include <sstream>
 
 #include "rcuda/backend/cpu.h"
+#include "rcuda/core/error.h"
 
 namespace rcuda::cpu {
 
@@ -54,6 +57,35 @@ void share_cores_with_blas() {
   openblas_set_num_threads(half);
   omp_set_num_threads(half);
 #endif
+}
+
+namespace {
+// The count last given to set_num_threads(), 0 before: what num_threads() says, since a
+// pthreads OpenBLAS's split makes OpenMP's own count half of it.
+std::atomic<int> requested_threads{0};
+}  // namespace
+
+void set_num_threads(int n) {
+  RCUDA_CHECK(n >= 1, ValueError, "set_num_threads: the number of threads must be >= 1, got ", n);
+  int openmp = n;
+#ifdef OPENBLAS_VERSION
+  if (openblas_get_parallel() == 1) {  // pthreads: two pools, split as share_cores_with_blas()
+    openmp = std::max(1, n / 2);
+    openblas_set_num_threads(openmp);
+  }
+#endif
+  omp_set_num_threads(openmp);
+  requested_threads.store(n, std::memory_order_relaxed);
+}
+
+int num_threads() {
+  const int n = requested_threads.load(std::memory_order_relaxed);
+  if (n > 0) return n;
+  int threads = omp_get_max_threads();
+#ifdef OPENBLAS_VERSION
+  if (openblas_get_parallel() == 1) threads += openblas_get_num_threads();
+#endif
+  return threads;
 }
 
 std::string blas_info() {
