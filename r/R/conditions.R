@@ -34,7 +34,7 @@ engine_error <- function(kind, message) {
   if (startsWith(message, "\001")) {
     message <- substring(message, 2)
   } else {
-    message <- one_based_message(message)
+    message <- torch_dim_words(one_based_message(message))
   }
   message <- gsub("NoGradGuard", "with_no_grad()", message, fixed = TRUE)
   message <- gsub(" = true\\b", " = TRUE", message)
@@ -74,6 +74,14 @@ one_based_message <- function(message) {
     }
   }
   message
+}
+
+# A dim out of range in torch for R's words, which scripts and torch's tests match ("sum:
+# Dimension out of range (expected to be in range of [-2, 2], but got 3)"), from the engine's
+# ("sum: dim 3 out of range for a tensor of 2 dims (expected -2 to 2)", already 1-based).
+torch_dim_words <- function(message) {
+  sub("\\bdim (-?\\d+) out of range for a tensor of \\d+ dims \\(expected (-\\d+) to (\\d+)\\)",
+      "Dimension out of range (expected to be in range of [\\2, \\3], but got \\1)", message, perl = TRUE)
 }
 
 value_error <- function(...) rcuda_abort("rcuda_value_error", paste0(...))

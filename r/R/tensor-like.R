@@ -64,6 +64,9 @@ rm(m)
 torch_numel <- function(self) convenience_tensor(self, "torch_numel", "self")$numel()
 
 #' @export
+torch_size <- function(self, dim) convenience_tensor(self, "torch_size", "self")$size(dim)
+
+#' @export
 torch_is_floating_point <- function(self) convenience_tensor(self, "torch_is_floating_point", "self")$is_floating_point()
 
 #' @export

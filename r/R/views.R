@@ -108,7 +108,11 @@ m$size <- function(self, dim) {
   shape <- .Call(rc_shape, self)
   if (missing(dim)) return(shape)
   if (dim == 0) index_error("size: dims start at 1, got 0")
-  if (abs(dim) > length(shape)) index_error("size: dim ", dim, " is out of range for a ", length(shape), "-d tensor")
+  if (abs(dim) > length(shape)) {
+    if (!length(shape)) index_error("size: the tensor has no dims, got dim ", dim)
+    index_error("size: Dimension out of range (expected to be in range of [", -length(shape), ", ",
+                length(shape), "], but got ", dim, ")")
+  }
   if (dim > 0) shape[dim] else rev(shape)[-dim]
 }
 m$dim <- function(self) length(.Call(rc_shape, self))

@@ -120,7 +120,7 @@ test_that("empty indices change nothing, and bad arguments are errors naming the
   expect_error(torch_gather(x, 1, torch_tensor(matrix(c(1, 2), ncol = 1))),
                "gather: index must be an int64 tensor \\(dtype = torch_long\\(\\)\\), got float32",
                class = "rcuda_dtype_error")
-  expect_error(torch_gather(x, 3, index), "gather: dim 3 out of range")
+  expect_error(torch_gather(x, 3, index), "gather: Dimension out of range (expected to be in range of [-2, 2], but got 3)", fixed = TRUE)
   expect_error(torch_gather(x, 1, long(matrix(c(0, 1), ncol = 1))),
                "gather: index 0 is out of bounds for dim 1 with size 3 \\(index values count from 1\\)",
                class = "rcuda_index_error")
