@@ -62,6 +62,20 @@ nnf_nll_loss <- function(input, target, weight = NULL, ignore_index = -100, redu
   .Call(rc_nn_nll_loss, input, target, weight, ignore_index, reduction_arg("nnf_nll_loss", reduction))
 }
 
+# torch for R's generated form: reduction as torch_reduction_*()'s number, weight = list() for
+# none.
+#' @export
+torch_nll_loss <- function(self, target, weight = list(), reduction = torch_reduction_mean(),
+                           ignore_index = -100) {
+  modes <- c("none", "mean", "sum")
+  if (!is.numeric(reduction) || length(reduction) != 1 || !reduction %in% 0:2) {
+    value_error("torch_nll_loss: reduction must be torch_reduction_none(), _mean() or _sum() (0, 1 or 2), got ",
+                deparse(reduction, nlines = 1)[1])
+  }
+  if (is.list(weight) && !length(weight)) weight <- NULL
+  nnf_nll_loss(self, target, weight = weight, ignore_index = ignore_index, reduction = modes[reduction + 1])
+}
+
 # target: 1-based class indices (an integer tensor), or class probabilities of input's shape (a
 # floating tensor).
 #' @export

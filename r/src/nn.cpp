@@ -40,11 +40,18 @@ Tensor one_based(const char* op, const char* arg, const Tensor& t, int64_t size,
     const int64_t* v = dense.data<int64_t>();
     for (int64_t i = 0; i < dense.numel(); ++i) {
       if ((v[i] >= 1 && v[i] <= size) || (ignore && v[i] == *ignore)) continue;
+      // torch for R's words follow where its users (and tests) look for them: a 0 is the usual
+      // slip of 0-based code, and a class past the end is nll_loss's "Target N is out of bounds".
+      std::string torch_words;
+      if (v[i] == 0)
+        torch_words = " Indexing starts at 1 but found a 0.";
+      else if (v[i] > size && std::string(what) == "classes")
+        torch_words = detail::concat(" Target ", v[i], " is out of bounds.");
       throw IndexError(detail::concat(
           op, ": ", arg, " holds ", v[i], ", outside 1 to ", size, " (", what,
           " are 1-based, as in torch for R",
           ignore && *ignore > 0 ? detail::concat("; ignore_index is ", *ignore) : std::string(),
-          ")"));
+          ").", torch_words));
     }
   }
   // Recorded as the shift from R's 1-based values (ONNX export takes it off at the model's

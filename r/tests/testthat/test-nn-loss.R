@@ -215,3 +215,24 @@ test_that("regression losses warn when the target's size differs from the input'
   expect_warning(nnf_kl_div(torch_randn(2, 3)$log_softmax(2), torch_rand(2, 3)), "\"batchmean\" divides only by the batch size")
   expect_silent(nnf_kl_div(torch_randn(2, 3)$log_softmax(2), torch_rand(2, 3), reduction = "batchmean"))
 })
+
+test_that("torch_nll_loss is nll_loss with torch's reduction numbers, and says torch's words for bad classes", {
+  x <- torch_randn(6, 4, dtype = torch_float64())$log_softmax(2)
+  classes <- c(1L, 4L, 2L, 2L, 3L, 1L)
+  picked <- as_array(x)[cbind(1:6, classes)]
+  target <- torch_tensor(classes)
+  expect_equal(as_array(torch_nll_loss(x, target)), -mean(picked), tolerance = 1e-12)
+  expect_equal(as_array(torch_nll_loss(x, target, reduction = torch_reduction_sum())), -sum(picked),
+               tolerance = 1e-12)
+  expect_equal(as_array(torch_nll_loss(x, target, reduction = torch_reduction_none())), -picked,
+               tolerance = 1e-12)
+  w <- c(0.5, 1, 2, 3)
+  expect_equal(as_array(torch_nll_loss(x, target, weight = torch_tensor(w, dtype = torch_float64()))),
+               -sum(w[classes] * picked) / sum(w[classes]), tolerance = 1e-12)
+  expect_error(torch_nll_loss(x, target, reduction = "mean"), class = "value_error",
+               regexp = "torch_nll_loss: reduction must be torch_reduction_none()", fixed = TRUE)
+  expect_error(torch_nll_loss(x, torch_tensor(c(0L, 1L, 1L, 1L, 1L, 1L))),
+               "Indexing starts at 1 but found a 0.", fixed = TRUE, class = "rcuda_index_error")
+  expect_error(torch_nll_loss(x, torch_tensor(c(5L, 1L, 1L, 1L, 1L, 1L))),
+               "Target 5 is out of bounds.", fixed = TRUE, class = "rcuda_index_error")
+})
