@@ -9,10 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <mutex>
 #include <string>
 
+#include "support/python.h"
 #include "support/reference.h"
 
 namespace rcuda::test {
@@ -51,26 +50,6 @@ inline std::string size_prefix(uint64_t n) {
 // A safetensors file made by hand: the prefix, `header` as given, then `data`.
 inline std::string raw_file(const std::string& header, const std::string& data) {
   return size_prefix(header.size()) + header + data;
-}
-
-// The python3 that imports `modules` (comma-separated): the one on PATH, else Debian's; "" when
-// neither does. Probed once per run and modules: each probe is a second of imports, and every
-// test of a fixture asks.
-inline std::string python_that_imports(const std::string& modules) {
-  static std::map<std::string, std::string> found;
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = found.find(modules);
-  if (it != found.end()) return it->second;
-  std::string python_found;
-  for (const char* python : {"python3", "/usr/bin/python3"}) {
-    const std::string probe = std::string(python) + " -c 'import " + modules + "' >/dev/null 2>&1";
-    if (std::system(probe.c_str()) == 0) {
-      python_found = python;
-      break;
-    }
-  }
-  return found[modules] = python_found;
 }
 
 inline std::string python_with_safetensors() { return python_that_imports("safetensors, numpy"); }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stress_report.h"
+#include "support/python.h"
 
 namespace rcuda::stress {
 namespace {
@@ -82,11 +83,8 @@ Report report_of(std::vector<GpuReport> gpus) {
 // python3 lacks jsonschema.
 std::string schema_problem(const Report& r) {
   // A python3 that has jsonschema: the one on PATH, else Debian's (as scripts/cli-check.sh).
-  std::string python = "python3";
-  if (std::system("python3 -c 'import jsonschema' >/dev/null 2>&1") != 0) {
-    python = "/usr/bin/python3";
-    if (std::system("/usr/bin/python3 -c 'import jsonschema' >/dev/null 2>&1") != 0) return "skip";
-  }
+  const std::string python = rcuda::test::python_that_imports("jsonschema");
+  if (python.empty()) return "skip";
   const std::string path = "/tmp/rcuda-stress-report-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << to_json(r);
   const std::string command = python + " " + RCUDA_TESTS_DIR + "/cli/validate_stress_json.py " +

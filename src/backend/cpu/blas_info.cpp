@@ -48,33 +48,39 @@ BlasDetails blas_details() {
 // (openblas_get_parallel() == 1) and the user set neither OPENBLAS_NUM_THREADS nor
 // OMP_NUM_THREADS, each pool gets half the cores. The OpenMP build of OpenBLAS (Debian's
 // libopenblas-openmp, which scripts/install-deps.sh installs) shares OpenMP's pool: nothing to do.
-void share_cores_with_blas() {
-#ifdef OPENBLAS_VERSION
-  if (openblas_get_parallel() != 1) return;
-  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr)
-    return;
-  const int half = std::max(1, omp_get_num_procs() / 2);
-  openblas_set_num_threads(half);
-  omp_set_num_threads(half);
-#endif
-}
-
 namespace {
-// The count last given to set_num_threads(), 0 before: what num_threads() says, since a
-// pthreads OpenBLAS's split makes OpenMP's own count half of it.
-std::atomic<int> requested_threads{0};
-}  // namespace
 
-void set_num_threads(int n) {
-  RCUDA_CHECK(n >= 1, ValueError, "set_num_threads: the number of threads must be >= 1, got ", n);
+// n threads for the CPU backend: OpenMP's pool, which an OpenMP build of OpenBLAS shares, or
+// half each (at least one) beside a pthreads OpenBLAS's own pool.
+void give_pools(int n) {
   int openmp = n;
 #ifdef OPENBLAS_VERSION
-  if (openblas_get_parallel() == 1) {  // pthreads: two pools, split as share_cores_with_blas()
+  if (openblas_get_parallel() == 1) {
     openmp = std::max(1, n / 2);
     openblas_set_num_threads(openmp);
   }
 #endif
   omp_set_num_threads(openmp);
+}
+
+// The count last given to set_num_threads(), 0 before: what num_threads() says, since a
+// pthreads OpenBLAS's split makes OpenMP's own count half of it.
+std::atomic<int> requested_threads{0};
+
+}  // namespace
+
+void share_cores_with_blas() {
+#ifdef OPENBLAS_VERSION
+  if (openblas_get_parallel() != 1) return;
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr)
+    return;
+  give_pools(omp_get_num_procs());
+#endif
+}
+
+void set_num_threads(int n) {
+  RCUDA_CHECK(n >= 1, ValueError, "set_num_threads: the number of threads must be >= 1, got ", n);
+  give_pools(n);
   requested_threads.store(n, std::memory_order_relaxed);
 }
 
