@@ -22,6 +22,7 @@ packages=(
   hey wrk                         # the inference server's load benchmarks and overload check
   r-cran-plumber r-cran-curl r-cran-processx r-cran-jsonlite  # serve() from R, examples/serving
   r-cran-bit64                    # the R tests of integer64 conversions (torch for R parity)
+  r-cran-callr                    # dataloader(num_workers > 0): batches made in worker R processes
 )
 
 # cudnn-frontend (NVIDIA's header-only C++ graph API over cuDNN, MIT) is not packaged by Debian;

@@ -1,6 +1,6 @@
 # dataloader(): batches of a dataset, in order or shuffled, as torch for R's dataloader, with
-# its arguments in its order. Batches are made in this process (num_workers is accepted and
-# loading stays here). A dataset with .getbatch (tensor_dataset, mnist_dataset, ...) gives a
+# its arguments in its order. Batches are made in this process, or with num_workers > 0 in that
+# many worker processes (Note [Loading in worker processes] in data-workers.R). A dataset with .getbatch (tensor_dataset, mnist_dataset, ...) gives a
 # whole batch in one call, so no R code runs per sample; otherwise each sample comes from
 # .getitem and collate_fn joins them (default: stacked along a new first dim).
 #
@@ -71,7 +71,16 @@ dataloader <- function(dataset, batch_size = 1, shuffle = FALSE, sampler = NULL,
   dl$shuffle <- isTRUE(shuffle)
   dl$drop_last <- isTRUE(drop_last)
   dl$pin_memory <- isTRUE(pin_memory)
-  dl$num_workers <- num_workers
+  dl$num_workers <- worker_count(num_workers)
+  dl$timeout <- number_arg(timeout, "dataloader", "timeout", "a number of milliseconds (-1: none)")
+  dl$worker_init_fn <- worker_init_fn
+  dl$worker_packages <- worker_package_names(worker_packages)
+  dl$worker_globals <- worker_global_values(worker_globals, parent.frame())
+  if (!is.null(worker_init_fn) && !is.function(worker_init_fn)) {
+    value_error("dataloader: worker_init_fn must be a function of the worker's id, got ",
+                class(worker_init_fn)[1])
+  }
+  if (dl$num_workers > 0) check_worker_dataset(dataset, dl$num_workers)
   dl$generator <- generator
   dl$sampler <- sampler
   dl$batch_sampler <- batch_sampler
@@ -125,6 +134,7 @@ dataloader_make_iter.dataloader <- function(dataloader) {
   if (dl$.iterable) return(stream_iter(dl))
   if (!is.null(dl$batch_sampler)) {
     batches <- sampler_values(dl$batch_sampler)
+    if (dl$num_workers > 0) return(worker_iter(dl, batches = batches, position = 0L))
     return(loader_iter(dl, next_batch, batches = batches, position = 0L, batches_left = length(batches)))
   }
   n <- length(dl$dataset)
@@ -138,6 +148,9 @@ dataloader_make_iter.dataloader <- function(dataloader) {
   }
   size <- if (is.null(dl$batch_size)) 1L else dl$batch_size
   batches <- if (dl$drop_last) length(order) %/% size else ceiling(length(order) / size)
+  if (dl$num_workers > 0) {
+    return(worker_iter(dl, order = order, position = 0L, batches_left = as.integer(batches)))
+  }
   loader_iter(dl, next_batch, order = order, position = 0L, batches_left = as.integer(batches))
 }
 
@@ -178,23 +191,41 @@ next_batch <- function(it) {
   if (it$batches_left <= 0) return(exhausted_value())
   it$batches_left <- it$batches_left - 1L
   dl <- it$loader
+  finished_batch(dl, make_batch(loader_recipe(dl, it), next_batch_index(it)))
+}
+
+# The dataset indices of an epoch's next batch: the next batch_size of its order, or a
+# batch_sampler's next batch.
+next_batch_index <- function(it) {
+  dl <- it$loader
   if (is.null(it$batches)) {
     size <- if (is.null(dl$batch_size)) 1L else min(dl$batch_size, length(it$order) - it$position)
     index <- it$order[it$position + seq_len(size)]
     it$position <- it$position + size
-  } else {  # a batch_sampler's batch
+    index
+  } else {
     it$position <- it$position + 1L
-    index <- as.integer(it$batches[[it$position]])
+    as.integer(it$batches[[it$position]])
   }
-  ds <- dl$dataset
-  data <- if (is.null(dl$batch_size) && is.null(it$batches)) {
+}
+
+# What making a batch from its indices needs, in this process or a worker's (Note [Loading in
+# worker processes] in data-workers.R): the dataset, how its samples are read and collated.
+loader_recipe <- function(dl, it) {
+  list(dataset = dl$dataset, collate_fn = dl$collate_fn, has_getbatch = dl$.has_getbatch,
+       single = is.null(dl$batch_size) && is.null(it$batches))
+}
+
+make_batch <- function(recipe, index) {
+  ds <- recipe$dataset
+  data <- if (recipe$single) {
     ds$.getitem(index)
-  } else if (dl$.has_getbatch) {
+  } else if (recipe$has_getbatch) {
     ds$.getbatch(index)
   } else {
     lapply(index, function(i) ds$.getitem(i))
   }
-  finished_batch(dl, dl$collate_fn(data))
+  recipe$collate_fn(data)
 }
 
 # Note [Batches from a stream]

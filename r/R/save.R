@@ -59,12 +59,17 @@ torch_serialize <- function(obj, ...) {
 serialized_entries <- c("__rcuda_object__", "__rcuda_tensors__")
 
 # Note [Whole modules in torch_save]: the object as list(bytes, tensors).
-serialized_object <- function(obj) {
+# `caller` names the function for the error (torch_save). For a dataloader's workers (Note
+# [Loading in worker processes] in data-workers.R) another external pointer is written as R
+# writes it, a dead address, as callr would: a dataset's closures often see the caller's
+# environment, which can hold anything (a connection, another loader's workers).
+serialized_object <- function(obj, caller = "torch_save") {
   keys <- new.env(parent = emptyenv())  # tensor identity and marker -> name
   tensors <- list()
   hook <- function(x) {
     if (is.environment(x)) return(NULL)  # written as R writes environments
     if (!is_torch_tensor(x)) {
+      if (caller == "dataloader") return(NULL)
       value_error("torch_save: the module holds an R ", typeof(x), " of class ", class(x)[1],
                   " that is not a tensor and cannot be saved")
     }
@@ -79,7 +84,7 @@ serialized_object <- function(obj) {
     c(name, marker)
   }
   bytes <- serialize(obj, NULL, refhook = hook)
-  out <- list(torch_tensor(as.integer(bytes), dtype = torch_uint8()), tensors)
+  out <- list(.Call(rc_uint8_from_raw, bytes, length(bytes)), tensors)  # (one copy, no integers)
   names(out) <- serialized_entries
   out
 }
