@@ -110,7 +110,7 @@ test_that("a worker's error is a runtime_error naming the worker and batch, then
   expect_error(dataloader_next(it), class = "runtime_error",
                regexp = "dataloader: worker 2 failed on batch 2: sample 3 is unreadable", fixed = TRUE)
   expect_error(dataloader_next(it), class = "runtime_error", regexp = "stopped after an error")
-  expect_length(it$workers, 0)
+  expect_length(it$pool$workers, 0)  # stopped
 })
 
 test_that("timeout bounds the wait for a batch", {
@@ -181,14 +181,60 @@ test_that("an abandoned epoch's workers and files go with the iterator", {
   before <- transfer_files()
   it <- dataloader_make_iter(dataloader(ds(), batch_size = 2, num_workers = 2))
   dataloader_next(it)
-  pids <- vapply(it$workers, function(w) w$get_pid(), numeric(1))
-  expect_true(all(vapply(it$workers, function(w) w$is_alive(), logical(1))))
+  pids <- vapply(it$pool$workers, function(w) w$get_pid(), numeric(1))
+  expect_true(all(vapply(it$pool$workers, function(w) w$is_alive(), logical(1))))
   rm(it)
   gc()
   Sys.sleep(0.2)
   alive <- vapply(pids, function(p) isTRUE(tools::pskill(p, 0)), logical(1))
   expect_false(any(alive))
   expect_setequal(transfer_files(), before)
+})
+
+test_that("the loader keeps its workers between epochs, each epoch set up afresh", {
+  ds <- dataset(.getitem = function(i) list(pid = Sys.getpid(), seen = exists("left_over"),
+                                            id = .worker_info$id),
+                .length = function() 4)
+  init <- function(id) left_over <<- id  # in the worker's global environment
+  dl <- dataloader(ds(), batch_size = 2, num_workers = 2, worker_init_fn = function(id) NULL)
+  epoch <- function() {
+    out <- list()
+    loop(for (b in dl) out[[length(out) + 1]] <- b)
+    out
+  }
+  first <- epoch()
+  second <- epoch()
+  pids <- function(e) vapply(e, function(b) as_array(b$pid)[1], numeric(1))
+  expect_identical(pids(second), pids(first))
+  expect_identical(vapply(second, function(b) as_array(b$id)[1], integer(1)), c(1L, 2L))
+  # A variable a worker left in its global environment is gone at the next epoch.
+  dl$worker_init_fn <- init
+  third <- epoch()
+  expect_true(all(vapply(third, function(b) all(as_array(b$seen)), logical(1))))
+  dl$worker_init_fn <- function(id) NULL
+  fourth <- epoch()
+  expect_false(any(vapply(fourth, function(b) any(as_array(b$seen)), logical(1))))
+})
+
+test_that("two iterators of one loader at once each get their workers", {
+  x <- matrix(rnorm(12), 6, 2)
+  dl <- dataloader(rows_dataset(x), batch_size = 2, num_workers = 2)
+  a <- dataloader_make_iter(dl)
+  b <- dataloader_make_iter(dl)
+  expect_equal(as_array(dataloader_next(b)$x), x[1:2, ], tolerance = 0)
+  expect_equal(as_array(dataloader_next(a)$x), x[1:2, ], tolerance = 0)
+  expect_equal(as_array(dataloader_next(a)$x), x[3:4, ], tolerance = 0)
+  expect_equal(as_array(dataloader_next(b)$x), x[3:4, ], tolerance = 0)
+  empty <- dataloader(rows_dataset(x[0, , drop = FALSE]), batch_size = 2, num_workers = 1)
+  expect_null(dataloader_next(dataloader_make_iter(empty)))
+})
+
+test_that("a worker that cannot start says so", {
+  ds <- dataset(.getitem = function(i) i, .length = function() 2)
+  it <- dataloader_make_iter(dataloader(ds(), batch_size = 1, num_workers = 1,
+                                        worker_packages = "no.such.package.here"))
+  expect_error(dataloader_next(it), class = "runtime_error",
+               regexp = "dataloader: worker 1 could not start: .*no.such.package.here")
 })
 
 test_that("bad worker arguments are refused by name", {
