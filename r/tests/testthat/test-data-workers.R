@@ -113,6 +113,16 @@ test_that("a worker's error is a runtime_error naming the worker and batch, then
   expect_length(it$pool$workers, 0)  # stopped
 })
 
+test_that("a worker process that dies is reported, not waited for", {
+  ds <- dataset(.getitem = function(i) { if (i == 5) tools::pskill(Sys.getpid(), tools::SIGKILL); i },
+                .length = function() 8)
+  it <- dataloader_make_iter(dataloader(ds(), batch_size = 2, num_workers = 2))
+  expect_identical(as_array(dataloader_next(it)), 1:2)
+  expect_identical(as_array(dataloader_next(it)), 3:4)
+  expect_error(dataloader_next(it), class = "runtime_error",
+               regexp = "dataloader: worker 1 failed on batch 3: .*crashed", perl = TRUE)
+})
+
 test_that("timeout bounds the wait for a batch", {
   ds <- dataset(.getitem = function(i) { Sys.sleep(30); i }, .length = function() 4)
   it <- dataloader_make_iter(dataloader(ds(), batch_size = 2, num_workers = 2, timeout = 200))
