@@ -79,7 +79,11 @@ one_based_message <- function(message) {
 # A dim out of range in torch for R's words, which scripts and torch's tests match ("sum:
 # Dimension out of range (expected to be in range of [-2, 2], but got 3)"), from the engine's
 # ("sum: dim 3 out of range for a tensor of 2 dims (expected -2 to 2)", already 1-based).
+# Also an index past the end, as LibTorch words it ("index 5 is out of bounds for dimension 2
+# with size 4"), from the engine's "... for dim 2 with size 4".
 torch_dim_words <- function(message) {
+  message <- sub("\\bout of bounds for dim (\\d+) with size", "out of bounds for dimension \\1 with size",
+                 message, perl = TRUE)
   sub("\\bdim (-?\\d+) out of range for a tensor of \\d+ dims \\(expected (-\\d+) to (\\d+)\\)",
       "Dimension out of range (expected to be in range of [\\2, \\3], but got \\1)", message, perl = TRUE)
 }

@@ -1,5 +1,12 @@
 # Devices: torch_device("cuda:0"), torch_device("cuda", 1), torch_device("cpu").
 # Indices are 0-based, as in torch for R.
+#
+# torch_device("mps") and torch_device("meta") make device objects too, as scripts written for
+# torch for R name them (is_meta_device(), as.character()); rcuda places no tensor on them, and a
+# tensor asked for on one is an error naming the device (device_string()).
+
+# Device types that name a device object but hold no tensors here.
+unplaceable_device_types <- c("mps", "meta")
 
 #' @export
 torch_device <- function(type, index = NULL) {
@@ -13,8 +20,9 @@ torch_device <- function(type, index = NULL) {
     index <- suppressWarnings(as.integer(parts[2]))
     if (is.na(index)) device_error("torch_device: cannot parse device \"", type, "\"")
   }
-  if (!parts[1] %in% c("cpu", "cuda")) {
-    device_error("torch_device: unknown device type \"", parts[1], "\" (expected \"cpu\" or \"cuda\")")
+  if (!parts[1] %in% c("cpu", "cuda", unplaceable_device_types)) {
+    device_error("torch_device: unknown device type \"", parts[1],
+                 "\" (expected \"cpu\" or \"cuda\"; \"mps\" and \"meta\" name devices rcuda places no tensors on)")
   }
   if (!is.null(index)) {
     if (!is.numeric(index) || length(index) != 1 || is.na(index) || index < 0 || index != trunc(index)) {
@@ -40,13 +48,27 @@ length.rcuda_device <- function(x) 1L
 
 is_device <- function(x) inherits(x, "rcuda_device")
 
+#' @export
+is_meta_device <- function(x) {
+  if (!is_device(x)) value_error("is_meta_device: x must be a torch_device(), got ", describe(x))
+  x$type == "meta"
+}
+
 # The string the engine parses ("cpu", "cuda", "cuda:1"); NULL stays NULL.
 # The engine has one CPU device: "cpu:0" and torch_device("cpu", 0) are "cpu" to it.
 device_string <- function(device) {
   if (is.null(device)) return(NULL)
-  if (is.character(device) && length(device) == 1) return(if (device == "cpu:0") "cpu" else device)
+  if (is.character(device) && length(device) == 1) {
+    if (sub(":.*", "", device) %in% unplaceable_device_types) refuse_device(device)
+    return(if (device == "cpu:0") "cpu" else device)
+  }
   if (!is_device(device)) device_error("device must be a torch_device() or a string, got ", class(device)[1])
+  if (device$type %in% unplaceable_device_types) refuse_device(as.character(device))
   if (is.null(device$index) || device$type == "cpu") device$type else paste0(device$type, ":", device$index)
+}
+
+refuse_device <- function(name) {
+  device_error("rcuda cannot place tensors on device \"", name, "\" (it has \"cpu\" and \"cuda\")")
 }
 
 # A device from the engine's string ("cuda:0"), as `x$device` returns it.
@@ -67,5 +89,7 @@ as.character.rcuda_device <- function(x, ...) if (is.null(x$index)) x$type else 
 
 #' @export
 `==.rcuda_device` <- function(e1, e2) {
-  identical(device_string(torch_device(e1)), device_string(torch_device(e2)))
+  # (as the engine names them, cpu:0 as cpu; mps and meta compare too, though they hold no tensors)
+  key <- function(d) if (d$type == "cpu") "cpu" else as.character(d)
+  identical(key(torch_device(e1)), key(torch_device(e2)))
 }

@@ -66,7 +66,7 @@ index_list_rows <- function(x, indices, fn) {
     if (any(bad)) {
       value <- at[bad][1]
       if (value == 0) index_error(fn, ": indices for dim ", d, " count from 1: Indexing starts at 1 but found a 0.")
-      index_error(fn, ": index ", value, " is out of bounds for dim ", d, " with size ", lead_dims[d])
+      index_error(fn, ": index ", value, " is out of bounds for dimension ", d, " with size ", lead_dims[d])
     }
     at <- ifelse(at < 0, at + lead_dims[d], at - 1)
     rows <- rows + at * strides[d]

@@ -224,7 +224,8 @@ normalize_positions <- function(i, size, dim) {
   at <- i
   at[i < 0] <- size + i[i < 0] + 1
   bad <- at < 1 | at > size
-  if (any(bad)) index_error("index ", i[bad][1], " is out of range for dim ", dim, " of size ", size)
+  # (torch's words, "out of bounds", which scripts and torch for R's tests match)
+  if (any(bad)) index_error("index ", i[bad][1], " is out of bounds for dimension ", dim, " with size ", size)
   at
 }
 

@@ -139,6 +139,33 @@ for (op in unary_ops) tensor_methods[[op]] <- make_unary(op)
 for (op in binary_ops) tensor_methods[[op]] <- make_binary(op)
 rm(op)
 
+# torch for R's x$`__and__`(other), `__or__` and `__xor__` (Python's &, | and ^): bitwise ops,
+# which on bool tensors are the logical ones. The engine has no bitwise kernels for integer
+# tensors, so those are refused by name rather than given the logical ops' answers (5 & 3 is 1,
+# where logical_and says TRUE); floating tensors are refused, as in torch.
+make_bitwise_method <- function(name, op) {
+  force(name)
+  force(op)
+  function(self, other) {
+    if (is.logical(other) && !is.object(other)) {
+      other_dtype <- "bool"
+      if (length(other) != 1) other <- torch_tensor(other, device = self$device)
+    } else {
+      other_dtype <- if (is_torch_tensor(other)) dtype_of(other) else class(other)[1]
+    }
+    if (dtype_of(self) != "bool" || other_dtype != "bool") {
+      dtype_error(name, ": rcuda computes it for bool tensors and logical values only (it has no ",
+                  "bitwise kernels for integer tensors), got self of dtype ", dtype_labels[[dtype_of(self)]],
+                  " and other ", if (is_torch_tensor(other)) paste("of dtype", dtype_labels[[other_dtype]])
+                  else paste("an R", other_dtype))
+    }
+    .Call(rc_binary, op, self, other)
+  }
+}
+tensor_methods$`__and__` <- make_bitwise_method("__and__", "logical_and")
+tensor_methods$`__or__` <- make_bitwise_method("__or__", "logical_or")
+tensor_methods$`__xor__` <- make_bitwise_method("__xor__", "logical_xor")
+
 #' @export
 torch_abs <- make_unary("abs", convert = TRUE)
 #' @export

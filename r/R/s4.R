@@ -12,6 +12,10 @@
 # generics (Arith, Compare, Logic) were as slow as the S3 route. Ops.rcuda_tensor (ops.R) stays
 # for `!` and for calls S4 dispatch passes on. The bit also makes autoprint call show().
 methods::setOldClass("rcuda_tensor")
+# Parameters and buffers: their handles' first class (rc_marked_handle), so that inherits() sees
+# it; declared here so that S4 dispatch and inherits(x, "rcuda_tensor") reach the tensor's.
+methods::setOldClass(c("nn_parameter", "rcuda_tensor"))
+methods::setOldClass(c("nn_buffer", "rcuda_tensor"))
 
 methods::setMethod("show", "rcuda_tensor", function(object) print.rcuda_tensor(object))
 

@@ -177,14 +177,48 @@ dim.rcuda_sparse_tensor <- function(x) sparse_part(x, "size")
 #' @export
 length.rcuda_sparse_tensor <- function(x) prod(sparse_part(x, "size"))
 
-#' @export
-as.array.rcuda_sparse_tensor <- function(x, ...) as.array(sparse_methods$to_dense(x), ...)
+# Conversions to R refuse, as torch for R's (in its words): an R array of a large sparse tensor
+# is all zeros, which the caller asks for by name with $to_dense().
+sparse_conversion_error <- function(fn) {
+  value_error(fn, ": Sparse tensors are not supported for as_array conversion. Use ", fn,
+              "(x$to_dense()) to convert a dense copy of the tensor")
+}
 
 #' @export
-as.matrix.rcuda_sparse_tensor <- function(x, ...) as.matrix(sparse_methods$to_dense(x), ...)
+as.array.rcuda_sparse_tensor <- function(x, ...) sparse_conversion_error("as.array")
 
 #' @export
-as_array.rcuda_sparse_tensor <- function(x, ...) as_array(sparse_methods$to_dense(x), ...)
+as.matrix.rcuda_sparse_tensor <- function(x, ...) sparse_conversion_error("as.matrix")
+
+#' @export
+as_array.rcuda_sparse_tensor <- function(x, ...) sparse_conversion_error("as_array")
+
+# head() and tail(): the first or last n rows (along dim 1) as a sparse tensor, as torch for R's
+# (its index_select keeps the layout); the entries in those rows keep their order, so a
+# coalesced tensor gives a coalesced one.
+sparse_head_tail <- function(x, n, fn, from_end) {
+  size <- sparse_part(x, "size")
+  if (!length(size)) value_error(fn, "(): a 0-dim tensor has no rows")
+  n <- convenience_number(n, fn, "n", function(v) v == trunc(v), "a whole number")
+  rows <- size[[1]]
+  keep <- if (n >= 0) min(n, rows) else max(rows + n, 0)
+  first <- if (from_end) rows - keep else 0  # 0-based, as the parts' indices
+  parts <- sparse_parts(x)
+  row <- as.numeric(as_array(parts$indices[1, ]$cpu()))
+  at <- which(row >= first & row < first + keep)
+  shift <- torch_zeros(parts$indices$size(1), 1, dtype = torch_long(), device = parts$indices$device)
+  shift[1, 1] <- first
+  parts$indices <- torch_index_select(parts$indices, 2, at) - shift
+  parts$values <- torch_index_select(parts$values, 1, at)
+  parts$size[[1]] <- keep
+  new_sparse_tensor(parts)
+}
+
+#' @export
+head.rcuda_sparse_tensor <- function(x, n = 6L, ...) sparse_head_tail(x, n, "head", from_end = FALSE)
+
+#' @export
+tail.rcuda_sparse_tensor <- function(x, n = 6L, ...) sparse_head_tail(x, n, "tail", from_end = TRUE)
 
 #' @export
 Ops.rcuda_sparse_tensor <- function(e1, e2) {

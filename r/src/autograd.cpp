@@ -16,6 +16,7 @@
 // call finds nothing to run.
 #include "rcuda/autograd.h"
 
+#include <cstring>
 #include <memory>
 
 #include "rcuda_r.h"
@@ -281,11 +282,22 @@ extern "C" SEXP rc_grad_mode(SEXP enabled) {
 }
 
 // A new R handle to the same tensor, carrying attribute `marker` (nn_parameter, nn_buffer): the
-// tensor itself and other handles to it stay unmarked.
+// tensor itself and other handles to it stay unmarked. nn_parameter and nn_buffer are also the
+// first class, as torch for R's (inherits(p, "nn_parameter")): handles carry the S4 bit, and
+// inherits() and S4 dispatch of an S4 object go by its first class, which R/s4.R declares to
+// extend rcuda_tensor.
 extern "C" SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value) {
   RCUDA_BEGIN
   SEXP out = PROTECT(wrap(unwrap(x)));
-  Rf_setAttrib(out, Rf_installChar(STRING_ELT(marker, 0)), value);
+  SEXP name = STRING_ELT(marker, 0);
+  Rf_setAttrib(out, Rf_installChar(name), value);
+  if (std::strcmp(CHAR(name), "nn_parameter") == 0 || std::strcmp(CHAR(name), "nn_buffer") == 0) {
+    SEXP classes = PROTECT(Rf_allocVector(STRSXP, 2));
+    SET_STRING_ELT(classes, 0, name);
+    SET_STRING_ELT(classes, 1, Rf_mkChar("rcuda_tensor"));
+    Rf_classgets(out, classes);
+    UNPROTECT(1);
+  }
   UNPROTECT(1);
   return out;
   RCUDA_END

@@ -130,6 +130,9 @@ SEXP rc_autograd_grad(SEXP outputs, SEXP inputs, SEXP grad_outputs, SEXP retain_
 SEXP rc_grad_mode(SEXP enabled);
 SEXP rc_marked_handle(SEXP x, SEXP marker, SEXP value);
 SEXP rc_tensor_ids(SEXP tensors);
+SEXP rc_tensor_from_buffer(SEXP buffer, SEXP shape, SEXP dtype);
+SEXP rc_buffer_from_tensor(SEXP x);
+SEXP rc_data_ptr(SEXP x, SEXP storage);
 SEXP rc_nn_linear(SEXP x, SEXP weight, SEXP bias);
 SEXP rc_nn_fp8_linear(SEXP x, SEXP weight, SEXP bias, SEXP amax_history, SEXP scale, SEXP margin);
 SEXP rc_nn_max_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP padding, SEXP dilation,
@@ -373,6 +376,9 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_grad_mode", (DL_FUNC)&rc_grad_mode, 1},
     {"rc_marked_handle", (DL_FUNC)&rc_marked_handle, 3},
     {"rc_tensor_ids", (DL_FUNC)&rc_tensor_ids, 1},
+    {"rc_tensor_from_buffer", (DL_FUNC)&rc_tensor_from_buffer, 3},
+    {"rc_buffer_from_tensor", (DL_FUNC)&rc_buffer_from_tensor, 1},
+    {"rc_data_ptr", (DL_FUNC)&rc_data_ptr, 2},
     {"rc_nn_linear", (DL_FUNC)&rc_nn_linear, 3},
     {"rc_nn_fp8_linear", (DL_FUNC)&rc_nn_fp8_linear, 6},
     {"rc_nn_max_pool", (DL_FUNC)&rc_nn_max_pool, 8},

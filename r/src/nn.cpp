@@ -74,8 +74,8 @@ Tensor with_index_hint(const char* op, F&& f) {
 int64_t engine_ignore_index(const char* op, SEXP ignore_index) {
   const double v = Rf_asReal(ignore_index);
   RCUDA_CHECK(v != 0 && v == static_cast<double>(static_cast<int64_t>(v)), ValueError, op,
-              ": ignore_index is a 1-based class (or a negative value that matches no class), "
-              "got ",
+              ": ignore_index must be a 1 based class index (or a negative value that matches "
+              "no class), got ",
               v);
   return static_cast<int64_t>(v) - 1;
 }

@@ -94,7 +94,7 @@ test_that("bad indices are errors naming the function, the entry and the value",
   expect_error(torch_index(x, list(torch_tensor(c(1L, 0L)))), "torch_index: indices for dim 1 count from 1: Indexing starts at 1 but found a 0.",
                fixed = TRUE)
   expect_error(torch_index(x, list(torch_tensor(1L), torch_tensor(5L))),
-               "torch_index: index 5 is out of bounds for dim 2 with size 4", fixed = TRUE)
+               "torch_index: index 5 is out of bounds for dimension 2 with size 4", fixed = TRUE)
   expect_error(torch_index(x, list(torch_tensor(1.5))), "torch_index: indices[[1]] must be an integer or bool tensor, got float32",
                fixed = TRUE)
   expect_error(torch_index(x, list(NULL, torch_tensor(1L))), "torch_index: indices[[1]] is NULL", fixed = TRUE)

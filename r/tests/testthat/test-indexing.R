@@ -198,7 +198,7 @@ test_that("long tensors index like vectors, 0-d ones like numbers", {
                class = "rcuda_index_error")
   expect_error(a[torch_tensor(c(1, 2)), ], "index tensors must be long \\(int64\\) or bool, got float32 for dim 1",
                class = "rcuda_index_error")
-  expect_error(a[, torch_tensor(c(1L, 9L))], "index 9 is out of range for dim 2 of size 5",
+  expect_error(a[, torch_tensor(c(1L, 9L))], "index 9 is out of bounds for dimension 2 with size 5",
                class = "rcuda_index_error")
 })
 
@@ -228,7 +228,7 @@ test_that("bool tensors select over as many dims as they have", {
 
 test_that("bad indices are rcuda_index_errors naming the dim and the value", {
   a <- torch_ones(3, 4)
-  expect_error(a[1, 5], "index 5 is out of range for dim 2 of size 4", class = "rcuda_index_error")
+  expect_error(a[1, 5], "index 5 is out of bounds for dimension 2 with size 4", class = "rcuda_index_error")
   expect_error(a[c(1, 0), 1], "Indexing starts at 1 but found a 0 \\(dim 1\\)", class = "rcuda_index_error")
   expect_error(a[c(1, NA), 1], "without NA \\(dim 1\\)", class = "rcuda_index_error")
   expect_error(a[c(TRUE, NA, FALSE), 1], "logical index for dim 1 holds NA", class = "rcuda_index_error")
@@ -236,9 +236,9 @@ test_that("bad indices are rcuda_index_errors naming the dim and the value", {
   expect_error(a["a", 1], "unsupported index for dim 1: character", class = "rcuda_index_error")
   expect_error(a[list(1), 1], "unsupported index for dim 1: list", class = "rcuda_index_error")
   expect_error(a[1, 1, 1], "too many indices \\(3\\) for a 2-d tensor", class = "rcuda_index_error")
-  expect_error(a[-4, 1], "index -4 is out of range for dim 1 of size 3", class = "rcuda_index_error")
+  expect_error(a[-4, 1], "index -4 is out of bounds for dimension 1 with size 3", class = "rcuda_index_error")
   expect_error(a[if (N > 1) NULL else 1, 1], "an index that uses N must index one dim", class = "rcuda_index_error")
-  expect_error(torch_ones(0)[1], "index 1 is out of range for dim 1 of size 0", class = "rcuda_index_error")
+  expect_error(torch_ones(0)[1], "index 1 is out of bounds for dimension 1 with size 0", class = "rcuda_index_error")
 })
 
 test_that("x[] is all of x, also for 0-d tensors", {
@@ -380,7 +380,7 @@ test_that("empty selections and bad values in assignment", {
                class = "rcuda_shape_error")
   expect_error(a[1, 1] <- "b", "value must be a tensor, a number or a numeric or logical vector, got character",
                class = "rcuda_value_error")
-  expect_error(a[5, 1] <- 0, "index 5 is out of range for dim 1 of size 3", class = "rcuda_index_error")
+  expect_error(a[5, 1] <- 0, "index 5 is out of bounds for dimension 1 with size 3", class = "rcuda_index_error")
   expect_equal(as.array(a), matrix(1, 3, 4))
 })
 
@@ -416,11 +416,11 @@ test_that("single numbers and variables holding them read the same element as ba
   expect_equal(t[2, 3, 1]$item(), x[2, 3, 1])        # literals
   expect_equal(t[2L, -1, 1]$item(), x[2, 4, 1])      # integer and negative literals
   # Outside the fast path's cases, the general path decides (and names the error).
-  expect_error(t[6, 1, 1], "out of range", class = "rcuda_index_error")
+  expect_error(t[6, 1, 1], "out of bounds", class = "rcuda_index_error")
   expect_error(t[0, 1], class = "rcuda_index_error")
   expect_error(t[1, 1, 1, 1], class = "rcuda_index_error")
   n_out <- 6
-  expect_error(t[n_out, 1], "out of range", class = "rcuda_index_error")
+  expect_error(t[n_out, 1], "out of bounds", class = "rcuda_index_error")
   expect_equal(as.array(t[2.0, N, 1:2]), x[2, 4, 1:2])
   expect_equal(t[1, 1, 1]$dtype, torch_float64())
 })
@@ -444,7 +444,7 @@ test_that("assignment through single numbers and variables writes where base R w
   n <- torch_tensor(matrix(1:6, 2))  # integer dtype is kept
   n[2, 1] <- 9
   expect_equal(as.array(n), matrix(c(1L, 9L, 3L, 4L, 5L, 6L), 2))
-  expect_error(t[5, 1] <- 1, "out of range", class = "rcuda_index_error")
+  expect_error(t[5, 1] <- 1, "out of bounds", class = "rcuda_index_error")
   expect_error(t[1, 1] <- c(1, 2), class = "rcuda_shape_error")
 })
 

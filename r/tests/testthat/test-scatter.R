@@ -122,7 +122,7 @@ test_that("empty indices change nothing, and bad arguments are errors naming the
                class = "rcuda_dtype_error")
   expect_error(torch_gather(x, 3, index), "gather: Dimension out of range (expected to be in range of [-2, 2], but got 3)", fixed = TRUE)
   expect_error(torch_gather(x, 1, long(matrix(c(0, 1), ncol = 1))),
-               "gather: index 0 is out of bounds for dim 1 with size 3 \\(index values count from 1\\)",
+               "gather: index 0 is out of bounds for dimension 1 with size 3 \\(index values count from 1\\)",
                class = "rcuda_index_error")
   expect_error(torch_gather(x, 1, long(matrix(c(4, 1), ncol = 1))), "index 4 is out of bounds")
   expect_error(x$scatter(1, index, 1, reduce = "multiply"), "scatter: reduce = \"multiply\" is not supported")
