@@ -16,8 +16,11 @@ extra_dim <- function(d, ndim, fn, arg = "dims") {
   if (!is.numeric(d) || length(d) != 1 || is.na(d) || d != trunc(d)) {
     value_error(fn, ": ", arg, " must be whole numbers (1-based; negative from the end), got ", deparse(d, nlines = 1)[1])
   }
-  if (d == 0 || abs(d) > ndim) {
-    index_error(fn, ": ", arg, " ", d, " is out of range for a ", ndim, "-d tensor (expected ", -ndim, " to ", ndim, ", not 0)")
+  # (torch for R's words and classes, which scripts and its tests match)
+  if (d == 0) value_error(fn, ": ", arg, ": Dimension is 1-based, but found 0.")
+  if (abs(d) > ndim) {
+    index_error(fn, ": ", arg, ": Dimension out of range (expected to be in range of [", -ndim,
+                ", ", ndim, "], but got ", d, ")")
   }
   as.integer(if (d > 0) d else ndim + d + 1)
 }

@@ -33,8 +33,9 @@ torch_tensordot <- function(a, b, dims = 2) {
   sa <- a$shape
   sb <- b$shape
   if (any(sa[da] != sb[db])) {
-    value_error("torch_tensordot: contracted sizes differ: a's ", paste(sa[da], collapse = ", "),
-                " against b's ", paste(sb[db], collapse = ", "))
+    j <- which(sa[da] != sb[db])[1]  # (torch's words, naming the first pair that differs)
+    value_error("torch_tensordot: contracted dimensions need to match, but first has size ",
+                sa[da[j]], " in dim ", da[j], " and second has size ", sb[db[j]], " in dim ", db[j])
   }
   keep_a <- setdiff(seq_len(na), da)
   keep_b <- setdiff(seq_len(nb), db)
@@ -55,8 +56,8 @@ torch_cross <- function(self, other, dim = NULL) {
   # torch's default: the first dim of size 3.
   d <- if (is.null(dim)) match(3, self$shape) else extra_dim(dim, self$dim(), "torch_cross", "dim")
   if (is.na(d) || self$shape[d] != 3) {
-    value_error("torch_cross: dim ", if (is.null(dim)) "(the first of size 3)" else dim,
-                " must have size 3; self has shape ", paste(self$shape, collapse = "x"))
+    value_error("torch_cross: inputs dimension ", if (is.null(dim)) "(the first of size 3)" else dim,
+                " must have length 3; self has shape ", paste(self$shape, collapse = "x"))
   }
   part <- function(t, i) t$narrow(d, i, 1)
   a <- lapply(1:3, function(i) part(self, i))

@@ -108,7 +108,7 @@ test_that("torch_diff's gradient is the closed form and bad input is refused", {
   # sum(x[, j + 1] - x[, j]) = x[, 4] - x[, 1].
   expect_equal(as_array(x$grad), matrix(c(-1, 0, 0, 1), 3, 4, byrow = TRUE))
   expect_error(torch_diff(torch_zeros(3), n = -1), class = "value_error", regexp = "torch_diff: n must be a whole number >= 0")
-  expect_error(torch_diff(torch_zeros(3), dim = 2), regexp = "torch_diff: dim 2 is out of range")
+  expect_error(torch_diff(torch_zeros(3), dim = 2), regexp = "torch_diff: dim: Dimension out of range (expected to be in range of [-1, 1], but got 2)", fixed = TRUE)
 })
 
 vander_ref <- function(v, N, increasing) {
