@@ -1,6 +1,7 @@
 # Sparse COO tensors (docs/sparse.md), as torch for R's: torch_sparse_coo_tensor() with 1-based
 # indices, $to_sparse(), $to_dense(), $coalesce(), $indices(), $values(), $is_sparse(), and the
-# sparse-dense product (torch_sparse_mm, torch_mm, torch_matmul, $mm, $matmul).
+# sparse-dense product (torch_sparse_mm, torch_mm, torch_matmul, $mm, $matmul). CSR tensors are
+# in sparse-csr.R; the dense and COO tensors' $to_sparse_csr() and $is_sparse_csr() are here.
 #
 # An rcuda_sparse_tensor is a list of its parts: indices (an int64 tensor, 0-based as the
 # engine's; $indices() adds 1), values (a dense tensor, which carries requires_grad and the
@@ -77,9 +78,10 @@ check_sparse_size <- function(size, fn) {
 #' @export
 torch_sparse_mm <- function(sparse, dense) {
   if (!is_sparse_tensor(sparse)) {
-    value_error("torch_sparse_mm: sparse must be a sparse tensor (torch_sparse_coo_tensor() or $to_sparse()), got ",
+    value_error("torch_sparse_mm: sparse must be a sparse tensor (torch_sparse_coo_tensor(), $to_sparse() or $to_sparse_csr()), got ",
                 if (is_torch_tensor(sparse)) "a dense tensor" else describe(sparse))
   }
+  if (is_sparse_csr_tensor(sparse)) sparse <- csr_to_coo(sparse)  # sparse-csr.R
   if (is_sparse_tensor(dense)) value_error("torch_sparse_mm: dense must be a dense tensor; sparse-sparse products are not supported")
   if (!is_torch_tensor(dense)) {
     dense <- torch_tensor(dense, dtype = sparse_fields$dtype(sparse), device = sparse_fields$device(sparse))
@@ -100,6 +102,11 @@ sparse_methods$coalesce <- function(self) {
 }
 sparse_methods$is_coalesced <- function(self) isTRUE(sparse_part(self, "coalesced"))
 sparse_methods$is_sparse <- function(self) TRUE
+sparse_methods$is_sparse_csr <- function(self) FALSE
+sparse_methods$to_sparse_csr <- function(self, dense_dim = NULL) {
+  check_csr_dense_dim(dense_dim)
+  coo_to_csr(self, "to_sparse_csr")  # sparse-csr.R
+}
 # As torch: the parts of an uncoalesced tensor are not read (its entries may repeat).
 sparse_methods$indices <- function(self) {
   if (!sparse_methods$is_coalesced(self)) {
@@ -168,6 +175,8 @@ tensor_methods$to_sparse <- function(self, sparse_dim = NULL) {
 }
 tensor_methods$to_dense <- function(self, dtype = NULL) if (is.null(dtype)) self else self$to(dtype = dtype)
 tensor_methods$is_sparse <- function(self) FALSE
+tensor_methods$to_sparse_csr <- function(self, dense_dim = NULL) dense_to_csr(self, dense_dim)  # sparse-csr.R
+tensor_methods$is_sparse_csr <- function(self) FALSE
 
 # ---- base R generics -----------------------------------------------------------------------
 
@@ -234,15 +243,21 @@ print.rcuda_sparse_tensor <- function(x, ...) {
 #' @export
 format.rcuda_sparse_tensor <- function(x, ...) {
   values <- sparse_part(x, "values")
-  device <- if (values$is_cuda) "CUDA" else "CPU"
-  type <- sub("^\\[ (CUDA|CPU)", "", sub("\\{.*$", "", utils::tail(format(values$detach()), 1)))
-  grad <- if (values$requires_grad) " requires_grad" else ""
   c("torch_tensor",
-    paste0("[ Sparse", device, type, "{", paste(sparse_part(x, "size"), collapse = ","), "}", grad, " ]"),
+    sparse_header(values, sparse_part(x, "size"), "Sparse"),
     paste0("indices", if (!sparse_methods$is_coalesced(x)) " (uncoalesced)", ":"),
     utils::tail(format(sparse_part(x, "indices") + 1L), -1),
     "values:",
     utils::tail(format(values$detach()), -1))
+}
+
+# The type line of a sparse tensor, as LibTorch's: [ SparseCPUFloatType{3,4} ] (COO) or
+# [ SparseCsrCUDADoubleType{2,2} requires_grad ] (CSR).
+sparse_header <- function(values, size, layout) {
+  device <- if (values$is_cuda) "CUDA" else "CPU"
+  type <- sub("^\\[ (CUDA|CPU)", "", sub("\\{.*$", "", utils::tail(format(values$detach()), 1)))
+  grad <- if (values$requires_grad) " requires_grad" else ""
+  paste0("[ ", layout, device, type, "{", paste(size, collapse = ","), "}", grad, " ]")
 }
 
 # S4, as dense tensors (Note [Operator dispatch] in s4.R): R 4.2 dispatches %*% only on S4
