@@ -175,6 +175,15 @@ linalg_householder_product <- function(A, tau) {
   linalg_call("householder_product", linalg_matrix_arg(A, fn), linalg_matrix_arg(tau, fn, "tau"))
 }
 
+# LAPACK's geqrf, as torch_geqrf(): list(a, tau), R above a's diagonal and the Householder
+# vectors below it; linalg_householder_product(a, tau) is Q. No gradient, as in PyTorch.
+#' @export
+torch_geqrf <- function(self) {
+  out <- linalg_call("geqrf", linalg_matrix_arg(self, "torch_geqrf", "self"))
+  list(out[[1]], out[[2]])
+}
+tensor_methods$geqrf <- function(self) torch_geqrf(self)
+
 #' @export
 linalg_tensorinv <- function(A, ind = 3L) {
   fn <- "linalg_tensorinv"

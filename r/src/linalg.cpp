@@ -77,6 +77,10 @@ SEXP run(const std::string& op, const Tensor& A, SEXP b, SEXP options) {
     return wrap_tensors({r.P, r.L, r.U});
   }
   if (op == "householder_product") return wrap(linalg_householder_product(A, unwrap(b)));
+  if (op == "geqrf") {
+    const GeqrfResult r = geqrf(A);
+    return wrap_tensors({r.a, r.tau});
+  }
   if (op == "tensorinv")
     return wrap(linalg_tensorinv(A, static_cast<int64_t>(number(options, "ind").value_or(2))));
   if (op == "tensorsolve") {

@@ -1,5 +1,5 @@
-// Triangular factorisations: cholesky (potrf), qr (geqrf + orgqr) and householder_product
-// (orgqr) (rcuda/ops/linalg_factor.h).
+// Triangular factorisations: cholesky (potrf), qr (geqrf + orgqr), geqrf itself and
+// householder_product (orgqr) (rcuda/ops/linalg_factor.h).
 #include <algorithm>
 #include <string>
 
@@ -68,6 +68,19 @@ QrResult linalg_qr(const Tensor& A, const std::string& mode) {
   copy_(q.narrow(1, 0, copied), buffer.narrow(1, 0, copied));
   solver.householder_product(q, tau);
   return {from_column_major(q, batch), R};
+}
+
+GeqrfResult geqrf(const Tensor& A) {
+  linalg::check_matrix("geqrf", "input", A);
+  const Shape batch = linalg::batch_shape(A);
+  const int64_t m = A.shape()[A.dim() - 2], n = A.shape()[A.dim() - 1], k = std::min(m, n);
+  if (count(batch) == 0 || k == 0) {
+    return {contiguous(A), zeros(with_dims(batch, {k}), {A.dtype(), A.device()})};
+  }
+  Tensor buffer = column_major(A);  // [B, n, m]
+  Tensor tau = empty({count(batch), k}, {A.dtype(), A.device()});
+  solver_for(A.device()).qr_factor(buffer, tau);
+  return {from_column_major(buffer, batch), tau.view(with_dims(batch, {k}))};
 }
 
 Tensor linalg_householder_product(const Tensor& A, const Tensor& tau) {

@@ -108,6 +108,11 @@ TEST(CudaLinalgFactor, HouseholderLstsqAndTensorOpsMatchTheCpu) {
   const Tensor tau = random_tensor({2, 2}, DType::Float64);
   EXPECT_TRUE(same(linalg_householder_product(on_cuda(A), on_cuda(tau)),
                    linalg_householder_product(A, tau), 1e-12));
+  // cuSOLVER's geqrf against LAPACK's: the same reflectors and R (both take LAPACK's dlarfg
+  // convention), and Q from them rebuilds A.
+  const GeqrfResult gq = geqrf(on_cuda(A)), cq = geqrf(A);
+  EXPECT_TRUE(same(gq.a, cq.a, 1e-10));
+  EXPECT_TRUE(same(gq.tau, cq.tau, 1e-10));
   const Tensor B = random_tensor({2, 6, 2}, DType::Float64);
   const LstsqResult g = linalg_lstsq(on_cuda(A), on_cuda(B)), c = linalg_lstsq(A, B);
   EXPECT_TRUE(same(g.solution, c.solution, 1e-10));

@@ -194,6 +194,44 @@ TEST(LinalgFactor, QrModesRebuildAWithOrthonormalQ) {
       }
 }
 
+// geqrf's reflectors, multiplied out in double loops (H_1 ... H_k, H_i = I - tau_i v_i v_i^T
+// with v_i below a's diagonal, unit on it), rebuild A with R from a's upper triangle.
+TEST(LinalgFactor, GeqrfReflectorsAndRRebuildA) {
+  for (DType dtype : solver_dtypes())
+    for (const Shape& shape : {Shape{5, 3}, Shape{2, 3, 6}, Shape{4, 4}, Shape{0, 3, 2}}) {
+      const Tensor A = random_tensor(shape, dtype);
+      const GeqrfResult r = geqrf(A);
+      const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+      EXPECT_EQ(r.a.shape(), A.shape());
+      Shape tau_shape(shape.begin(), shape.end() - 2);
+      tau_shape.push_back(k);
+      EXPECT_EQ(r.tau.shape(), tau_shape);
+      const std::vector<Mat> a = matrices(A), f = matrices(r.a);
+      const std::vector<double> t = to_doubles(r.tau);
+      for (size_t b = 0; b < a.size(); ++b) {
+        Mat h = identity_mat(m);
+        for (int64_t i = 0; i < k; ++i) {
+          Mat hi = identity_mat(m);
+          for (int64_t row = 0; row < m; ++row)
+            for (int64_t col = 0; col < m; ++col) {
+              const double vr = row < i ? 0 : row == i ? 1 : f[b].at(row, i);
+              const double vc = col < i ? 0 : col == i ? 1 : f[b].at(col, i);
+              hi.at(row, col) -= t[b * k + i] * vr * vc;
+            }
+          h = matmul_mat(h, hi);
+        }
+        Mat upper = zeros_mat(m, n);
+        for (int64_t row = 0; row < m; ++row)
+          for (int64_t col = row; col < n; ++col) upper.at(row, col) = f[b].at(row, col);
+        EXPECT_TRUE(is_orthonormal_columns(h, factor_tolerance(dtype)));
+        EXPECT_TRUE(mat_near(matmul_mat(h, upper), a[b], factor_tolerance(dtype)))
+            << shape_str(shape);
+      }
+    }
+  EXPECT_NE(error_message([&] { geqrf(random_tensor({3}, DType::Float64)); }).find("geqrf"),
+            std::string::npos);
+}
+
 TEST(LinalgFactor, HouseholderProductMatchesExplicitReflectors) {
   const int64_t m = 5, n = 3, k = 2;
   const Tensor A = random_tensor({2, m, n}, DType::Float64);

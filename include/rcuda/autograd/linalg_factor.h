@@ -40,8 +40,10 @@ Tensor linalg_tensorsolve(const Tensor& A, const Tensor& B,
 Tensor linalg_pinv(const Tensor& A, Tolerances tol = {}, bool hermitian = false);
 Tensor linalg_cond(const Tensor& A, double p = 2);
 
-// No gradient (as torch for lu_factor's pivots, matrix_rank and lstsq's rank; rcuda also
+// No gradient (as torch for lu_factor's pivots, matrix_rank, lstsq's rank and geqrf; rcuda also
 // records none for lu, householder_product and lstsq's solution: docs/linalg.md).
+using ops::geqrf;
+using ops::GeqrfResult;
 using ops::linalg_eig;
 using ops::linalg_eigvals;
 using ops::linalg_householder_product;

@@ -62,6 +62,13 @@ struct QrResult {
   Tensor Q, R;
 };
 QrResult linalg_qr(const Tensor& A, const std::string& mode = "reduced");
+// LAPACK's geqrf as it stands: `a` [..., m, n] holds R on and above the diagonal and the
+// Householder vectors below it (unit diagonal implied), tau [..., min(m, n)] their scales; Q is
+// householder_product(a, tau) for m >= n.
+struct GeqrfResult {
+  Tensor a, tau;
+};
+GeqrfResult geqrf(const Tensor& A);
 // The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i in A's column i below the
 // diagonal (unit on it). A [..., m, n] with m >= n; tau [..., k] with k <= n.
 Tensor linalg_householder_product(const Tensor& A, const Tensor& tau);

@@ -278,3 +278,24 @@ test_that("linalg_cholesky_ex gives base R's factor and info, the first failing 
     expect_error(linalg_cholesky_ex(A, check_errors = TRUE), "positive-definite")
   }
 })
+
+test_that("torch_geqrf gives LAPACK's reflectors and R: Q from them rebuilds A (base R products)", {
+  for (shape in list(c(5, 3), c(4, 4), c(2, 3, 6))) {
+    A <- torch_randn(shape, dtype = torch_float64())
+    out <- torch_geqrf(A)
+    expect_length(out, 2)
+    expect_identical(out[[1]]$shape, as.integer(shape))
+    expect_identical(out[[2]]$shape, as.integer(c(shape[-(length(shape) - 0:1)], min(tail(shape, 2)))))
+    if (length(shape) == 2 && shape[1] >= shape[2]) {
+      a <- as_array(out[[1]])
+      q <- as_array(linalg_householder_product(out[[1]], out[[2]]))
+      r <- a[seq_len(shape[2]), , drop = FALSE]
+      r[lower.tri(r)] <- 0
+      expect_equal(crossprod(q), diag(shape[2]), tolerance = 1e-12)
+      expect_equal(q %*% r, as_array(A), tolerance = 1e-12)
+      expect_equal(abs(diag(r)), abs(diag(qr.R(qr(as_array(A))))), tolerance = 1e-12)
+    }
+  }
+  expect_identical(A$geqrf()[[2]]$shape, c(2L, 3L))
+  expect_error(torch_geqrf(torch_randn(3)), "geqrf")
+})
