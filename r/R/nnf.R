@@ -36,8 +36,20 @@ nnf_layer_norm <- function(input, normalized_shape, weight = NULL, bias = NULL, 
 # input / max(||input||_p, eps) along dim (1-based), as torch for R's (its default dim is 2).
 #' @export
 nnf_normalize <- function(input, p = 2, dim = 2, eps = 1e-12, out = NULL) {
-  if (!is.null(out)) value_error("nnf_normalize: out = is not supported; assign the result")
-  input / torch_clamp(torch_norm(input, p = p, dim = dim, keepdim = TRUE), min = eps)
+  result <- input / torch_clamp(torch_norm(input, p = p, dim = dim, keepdim = TRUE), min = eps)
+  if (is.null(out)) return(result)
+  # out =: the result written into out, as torch's out variants (which record no gradient).
+  if (!is_torch_tensor(out)) value_error("nnf_normalize: out must be a tensor, got ", describe(out))
+  if (!identical(out$shape, result$shape)) {
+    shape_error("nnf_normalize: out has shape [", paste(out$shape, collapse = ", "),
+                "] but the result has shape [", paste(result$shape, collapse = ", "), "]")
+  }
+  if (autograd_is_grad_enabled() && (isTRUE(input$requires_grad) || isTRUE(out$requires_grad))) {
+    value_error("nnf_normalize: out = records no gradient, and an argument requires grad; ",
+                "assign the result instead")
+  }
+  out$copy_(result)
+  out
 }
 
 # ---- activations --------------------------------------------------------------------------

@@ -292,6 +292,18 @@ test_that("$uniform_(), $normal_() and $data() fill and reach a parameter as tor
   expect_error(w$normal_(generator = 1), "generator is not supported")
 })
 
+test_that("nnf_normalize(out =) writes the result into out, and refuses what it cannot do", {
+  xv <- matrix(rnorm(12), 3, 4)
+  x <- torch_tensor(xv, dtype = torch_float64())
+  out <- torch_empty(3, 4, dtype = torch_float64())
+  returned <- nnf_normalize(x, p = 1, dim = 1, out = out)
+  expect_equal(as_array(out), sweep(xv, 2, pmax(colSums(abs(xv)), 1e-12), "/"), tolerance = 1e-12)
+  expect_identical(as_array(returned), as_array(out))
+  expect_error(nnf_normalize(x, out = torch_empty(4, 3)), "out has shape \\[4, 3\\] but the result has shape \\[3, 4\\]")
+  expect_error(nnf_normalize(x, out = 1), "out must be a tensor")
+  expect_error(nnf_normalize(x$requires_grad_(TRUE), out = out), "records no gradient")
+})
+
 test_that("nnf_normalize divides by the p-norm along dim, at least eps", {
   xv <- rbind(random_array(4), rep(0, 4), random_array(4))
   x <- torch_tensor(xv, dtype = torch_float64())
