@@ -8,7 +8,8 @@
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # torch_save(model, path) is how torch for R scripts keep a trained model, and a module is
 # more than its state dict: its class, its methods (R closures, possibly the script's own),
-# its training flag and fields. Such an object is written with R's serialize(), whose refhook
+# its training flag and fields. So is a dataset (torch for R saves those too), and any other
+# environment or closure. Such an object is written with R's serialize(), whose refhook
 # is called for each reference object it meets: a tensor's handle (an external pointer, which
 # serialize() would write as a dead address) is replaced there by a name ("t1", "t2", ... and
 # the handle's nn_parameter / nn_buffer marker), and the tensors go beside it in the file under
@@ -22,7 +23,11 @@
 #' @export
 torch_save <- function(obj, path, ...) {
   check_file_path(path, "torch_save")
-  if (inherits(obj, "nn_module")) obj <- serialized_object(obj)
+  # Note [Whole modules in torch_save]: modules, and datasets and other environments or
+  # closures (their fields and code), go through serialize().
+  if (inherits(obj, c("nn_module", "dataset")) || is.environment(obj) || is.function(obj)) {
+    obj <- serialized_object(obj)
+  }
   .Call(rc_torch_save, obj, path.expand(path))
   invisible(obj)
 }
@@ -70,7 +75,7 @@ serialized_object <- function(obj, caller = "torch_save") {
     if (is.environment(x)) return(NULL)  # written as R writes environments
     if (!is_torch_tensor(x)) {
       if (caller == "dataloader") return(NULL)
-      value_error("torch_save: the module holds an R ", typeof(x), " of class ", class(x)[1],
+      value_error("torch_save: the object holds an R ", typeof(x), " of class ", class(x)[1],
                   " that is not a tensor and cannot be saved")
     }
     marker <- handle_marker(x)

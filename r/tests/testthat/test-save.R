@@ -343,3 +343,28 @@ test_that("torch_serialize gives the file's bytes as a raw vector, which torch_l
   on.exit(close(con), add = TRUE)
   expect_error(torch_save(obj, con), "torch_serialize", class = "rcuda_value_error")
 })
+
+test_that("torch_save keeps a dataset, an environment and a closure with their tensors", {
+  path <- tempfile(fileext = ".pt")
+  on.exit(unlink(path))
+  ds <- dataset(initialize = function() { self$x <- torch_randn(4, 3); self$y <- self$x * 2 },
+                .getitem = function(i) list(self$x[i, ], self$y[i, ]),
+                .length = function() 4)
+  d <- ds()
+  torch_save(d, path)
+  d2 <- torch_load(path)
+  expect_identical(as_array(d2$x), as_array(d$x))
+  expect_identical(as_array(d2[2][[2]]), as_array(d$y[2, ]))
+  expect_identical(length(d2), 4L)
+  env <- new.env()
+  env$w <- torch_ones(2)
+  env$same <- env$w
+  torch_save(env, path)
+  back <- torch_load(path)
+  back$w$add_(1)
+  expect_identical(as_array(back$same), c(2, 2))  # one tensor in two places stays one
+  scale <- torch_tensor(3)
+  f <- function(x) x * scale
+  torch_save(f, path)
+  expect_identical(as_array(torch_load(path)(torch_tensor(2))), 6)
+})
