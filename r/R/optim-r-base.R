@@ -22,6 +22,7 @@ OptimizerR <- R6::R6Class(
       check_r_params(groups, private$who)
       private$groups <- groups
       private$state <- list()
+      refuse_clone(self, private$who)
     },
     # Runs the closure with grad mode on, then updates every parameter that has a gradient.
     step = function(closure = NULL) {

@@ -19,6 +19,19 @@ is_optimizer <- function(x) inherits(x, "torch_optimizer")
 
 # Not cloneable (nor are its subclasses): a clone would share the engine's optimizer behind a
 # second, diverging param_groups list. Save and load a state_dict() instead.
+#
+# R6 reserves the name `clone` for cloneable classes, so `opt$clone()` would fail with R's
+# "attempt to apply non-function"; each optimizer gets a `clone` that says why instead (in
+# torch's words for its ignite optimizers, "OptimizerIgnite cannot be deep cloned").
+refuse_clone <- function(self, who) {
+  ignite <- startsWith(who, "optim_ignite_")
+  self$clone <- function(deep = FALSE) {
+    value_error(who, ": ", if (ignite) "OptimizerIgnite" else "an optimizer", " cannot be ",
+                if (isTRUE(deep)) "deep ", "cloned (its state would be shared); make a new one and ",
+                "load_state_dict() the first's state_dict()")
+  }
+}
+
 Optimizer <- R6::R6Class(
   "torch_optimizer",
   lock_objects = FALSE,
@@ -33,6 +46,7 @@ Optimizer <- R6::R6Class(
       engine <- if (is.null(private$engine)) private$who else private$engine
       private$ptr <- .Call(rc_optim_new, engine, lapply(groups, `[[`, "params"), groups)
       private$groups <- groups
+      refuse_clone(self, private$who)
     },
     # Runs the closure (which computes the loss and its gradients), then one engine step of
     # every group; returns the closure's loss.

@@ -134,3 +134,11 @@ test_that("ignite optimizers refuse empty params and state dicts that do not fit
   expect_error(o$load_state_dict(bad), "must include names 'params, lr, betas")
   expect_error(optim_ignite_sgd(list(torch_tensor(1, requires_grad = TRUE))), "optim_ignite_sgd: param group 1 has no lr")
 })
+
+test_that("$clone() of an optimizer says why it cannot be done", {
+  p <- list(torch_ones(2, requires_grad = TRUE))
+  expect_error(optim_ignite_adamw(p)$clone(deep = TRUE),
+               "optim_ignite_adamw: OptimizerIgnite cannot be deep cloned", class = "value_error")
+  expect_error(optim_sgd(p, lr = 0.1)$clone(), "optim_sgd: an optimizer cannot be cloned")
+  expect_error(optim_rprop(p)$clone(deep = TRUE), "optim_rprop: an optimizer cannot be deep cloned")
+})
