@@ -2,8 +2,11 @@
 # "0", "1", ... (0-based, as PyTorch's, so that state dict keys such as "0.weight" match), unless
 # given names.
 
+# (torch for R's words, "but got object of type", which its tests match)
 check_module_arg <- function(fn, what, value) {
-  if (!is_nn_module(value)) value_error(fn, ": ", what, " must be an nn_module, got ", describe(value))
+  if (!is_nn_module(value)) {
+    value_error(fn, ": ", what, " must be an nn_module, but got object of type ", class(value)[1])
+  }
 }
 
 #' @export

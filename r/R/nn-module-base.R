@@ -182,7 +182,7 @@ replace_state_entry <- function(self, key, value) {
   if (is.numeric(i)) {
     children <- module_registry(attr(x, "module"))$modules
     if (length(i) != 1 || i < 1 || i > length(children)) {
-      index_error("nn_module: [[", i, "]] is out of range for a module with ", length(children), " submodules")
+      index_error("nn_module: [[", i, "]] is out of bounds for a module with ", length(children), " submodules")
     }
     return(children[[i]])
   }

@@ -183,7 +183,7 @@ test_that("wrong assignments are refused with messages naming the field", {
   expect_error(m$scale <- torch_ones(1), "parameter 'scale'", class = "rcuda_value_error")
   expect_error(m$offset <- "x", "buffer 'offset'", class = "rcuda_value_error")
   expect_error(m$parameters <- list(), "cannot be assigned", class = "rcuda_value_error")
-  expect_error(nn_sequential(nn_relu(), 5), "argument 2 must be an nn_module, got an R numeric",
+  expect_error(nn_sequential(nn_relu(), 5), "argument 2 must be an nn_module, but got object of type numeric",
                class = "rcuda_value_error")
   expect_error(nn_parameter(1:3), "must be a tensor", class = "rcuda_value_error")
   # Buffers may be replaced by tensors; NULL empties a slot and keeps it registered.
@@ -306,7 +306,7 @@ test_that("nn_sequential composes its modules and indexes them", {
   expect_equal(as_array(head(x)), as_array(s[[2]](s[[1]](x))))
   named <- nn_sequential(encoder = nn_linear(2, 2), act = nn_relu())
   expect_identical(names(named$children), c("encoder", "act"))
-  expect_error(s[[4]], "out of range", class = "rcuda_index_error")
+  expect_error(s[[4]], "\\[\\[4\\]\\] is out of bounds for a module with 3 submodules", class = "rcuda_index_error")
 })
 
 test_that("nn_module_list and nn_module_dict register their modules", {
