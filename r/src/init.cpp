@@ -133,6 +133,8 @@ SEXP rc_tensor_ids(SEXP tensors);
 SEXP rc_tensor_from_buffer(SEXP buffer, SEXP shape, SEXP dtype);
 SEXP rc_buffer_from_tensor(SEXP x);
 SEXP rc_data_ptr(SEXP x, SEXP storage);
+SEXP rc_empty_strided(SEXP size, SEXP stride, SEXP dtype, SEXP device);
+SEXP rc_as_strided(SEXP x, SEXP size, SEXP stride, SEXP storage_offset);
 SEXP rc_nn_linear(SEXP x, SEXP weight, SEXP bias);
 SEXP rc_nn_fp8_linear(SEXP x, SEXP weight, SEXP bias, SEXP amax_history, SEXP scale, SEXP margin);
 SEXP rc_nn_max_pool(SEXP dims, SEXP x, SEXP kernel, SEXP stride, SEXP padding, SEXP dilation,
@@ -379,6 +381,8 @@ static const R_CallMethodDef call_methods[] = {
     {"rc_tensor_from_buffer", (DL_FUNC)&rc_tensor_from_buffer, 3},
     {"rc_buffer_from_tensor", (DL_FUNC)&rc_buffer_from_tensor, 1},
     {"rc_data_ptr", (DL_FUNC)&rc_data_ptr, 2},
+    {"rc_empty_strided", (DL_FUNC)&rc_empty_strided, 4},
+    {"rc_as_strided", (DL_FUNC)&rc_as_strided, 4},
     {"rc_nn_linear", (DL_FUNC)&rc_nn_linear, 3},
     {"rc_nn_fp8_linear", (DL_FUNC)&rc_nn_fp8_linear, 6},
     {"rc_nn_max_pool", (DL_FUNC)&rc_nn_max_pool, 8},
