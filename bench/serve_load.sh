@@ -83,6 +83,19 @@ for clients in 1 16 64; do
   echo "http_floor_c${clients}_req_per_s: $(awk '/Requests\/sec/ {print $2}' "$OUT/floor_c$clients.txt")"
 done
 
+# The floor under each model's requests: the same body POSTed to a model that is not loaded.
+# cpp-httplib reads the whole body before routing, so this is hey, the HTTP layer and the body's
+# transfer alone, answered 404 without inference: no server can serve these requests faster
+# on these cores (the figure the server's own throughput is set against).
+for model in "${models[@]}" mlp64; do
+  for clients in 16 64; do
+    # shellcheck disable=SC2046
+    timeout "$RUN_LIMIT_S" hey -n "$REQUESTS" -c "$clients" -m POST $(body_args "$model") \
+      "$url/v2/models/not_loaded/infer" >"$OUT/body_floor_${model}_c$clients.txt" 2>&1
+    echo "body_floor_${model}_c${clients}_req_per_s: $(awk '/Requests\/sec/ {print $2}' "$OUT/body_floor_${model}_c$clients.txt")"
+  done
+done
+
 for model in "${models[@]}"; do
   # shellcheck disable=SC2046
   for served in "$model" "${model}_batched"; do
