@@ -210,24 +210,16 @@ csr_methods$to <- function(self, dtype = NULL, device = NULL, ...) {
   parts$values <- parts$values$to(dtype = dtype, device = device, ...)
   new_csr_tensor(parts)
 }
-csr_methods$cuda <- function(self, device = NULL, ...) {
-  csr_methods$to(self, device = if (is.null(device)) "cuda" else device)
-}
-csr_methods$cpu <- function(self, ...) csr_methods$to(self, device = "cpu")
-csr_methods$requires_grad_ <- function(self, requires_grad = TRUE) {
-  sparse_part(self, "values")$requires_grad_(requires_grad)
-  invisible(self)
-}
+# What reads only the values and the size is the COO layout's (sparse.R).
+for (name in c("cuda", "cpu", "requires_grad_")) csr_methods[[name]] <- sparse_methods[[name]]
 csr_methods$detach <- function(self) {
   parts <- csr_parts(self)
   parts$values <- parts$values$detach()
   new_csr_tensor(parts)
 }
 
-csr_fields$shape <- function(self) sparse_part(self, "size")
-csr_fields$dtype <- function(self) sparse_part(self, "values")$dtype
-csr_fields$device <- function(self) sparse_part(self, "values")$device
-csr_fields$is_cuda <- function(self) sparse_part(self, "values")$is_cuda
+for (name in c("shape", "dtype", "device", "is_cuda")) csr_fields[[name]] <- sparse_fields[[name]]
+rm(name)
 csr_fields$ndim <- function(self) 2L
 csr_fields$nnz <- function(self) sparse_part(self, "col_indices")$size(1)
 csr_fields$requires_grad <- function(self) sparse_part(self, "values")$requires_grad

@@ -142,10 +142,11 @@ sparse_methods$to <- function(self, dtype = NULL, device = NULL, ...) {
   parts$values <- parts$values$to(dtype = dtype, device = device, ...)
   new_sparse_tensor(parts)
 }
+# (through self$to, so that the CSR layout's own `to` serves it too: sparse-csr.R)
 sparse_methods$cuda <- function(self, device = NULL, ...) {
-  sparse_methods$to(self, device = if (is.null(device)) "cuda" else device)
+  self$to(device = if (is.null(device)) "cuda" else device)
 }
-sparse_methods$cpu <- function(self, ...) sparse_methods$to(self, device = "cpu")
+sparse_methods$cpu <- function(self, ...) self$to(device = "cpu")
 sparse_methods$requires_grad_ <- function(self, requires_grad = TRUE) {
   sparse_part(self, "values")$requires_grad_(requires_grad)
   invisible(self)

@@ -159,14 +159,7 @@ test_that("gradients: the dense side against finite differences, the values exac
   loss$backward()
   s <- dense_of_csr(crow, col, v, c(3, 2))
   f <- function(bb) sum(w * (s %*% bb))
-  h <- 1e-6
-  numeric_grad <- b
-  for (e in seq_along(b)) {
-    up <- b; up[e] <- up[e] + h
-    down <- b; down[e] <- down[e] - h
-    numeric_grad[e] <- (f(up) - f(down)) / (2 * h)
-  }
-  expect_equal(as_array(d$grad), numeric_grad, tolerance = 1e-6)
+  expect_equal(as_array(d$grad), numeric_grad(f, b), tolerance = 1e-6)  # (helper-gradcheck.R)
   # d loss / d v_k = sum_j w[row_k, j] * b[col_k, j].
   row <- rep(seq_len(3), diff(crow))
   want_v <- vapply(seq_along(v), function(k) sum(w[row[k], ] * b[col[k] + 1, ]), numeric(1))
