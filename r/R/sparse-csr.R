@@ -236,12 +236,7 @@ head.rcuda_sparse_csr_tensor <- function(x, n = 6L, ...) coo_to_csr(utils::head(
 #' @export
 tail.rcuda_sparse_csr_tensor <- function(x, n = 6L, ...) coo_to_csr(utils::tail(csr_to_coo(x), n), "tail")
 
-#' @export
-print.rcuda_sparse_csr_tensor <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
-  invisible(x)
-}
-
+# (print() is the COO layout's, whose format() call reaches the method below)
 #' @export
 format.rcuda_sparse_csr_tensor <- function(x, ...) {
   values <- sparse_part(x, "values")
