@@ -4,6 +4,10 @@
 
 # (torch for R's words, "but got object of type", which its tests match)
 check_module_arg <- function(fn, what, value) {
+  if (inherits(value, "nn_module_generator")) {
+    value_error(fn, ": ", what, " is the module generator ", class(value)[1], ", which must be ",
+                "initialized: call it (", class(value)[1], "(...)) to make the module")
+  }
   if (!is_nn_module(value)) {
     value_error(fn, ": ", what, " must be an nn_module, but got object of type ", class(value)[1])
   }

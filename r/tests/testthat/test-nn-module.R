@@ -183,6 +183,7 @@ test_that("wrong assignments are refused with messages naming the field", {
   expect_error(m$scale <- torch_ones(1), "parameter 'scale'", class = "rcuda_value_error")
   expect_error(m$offset <- "x", "buffer 'offset'", class = "rcuda_value_error")
   expect_error(m$parameters <- list(), "cannot be assigned", class = "rcuda_value_error")
+  expect_error(nn_sequential(nn_linear), "argument 1 is the module generator nn_linear, which must be initialized")
   expect_error(nn_sequential(nn_relu(), 5), "argument 2 must be an nn_module, but got object of type numeric",
                class = "rcuda_value_error")
   expect_error(nn_parameter(1:3), "must be a tensor", class = "rcuda_value_error")
