@@ -269,7 +269,7 @@ next_worker_batch <- function(it) {
     }
     wait <- min(wait * 2L, 10L)
   }
-  batch <- torch_load(file)
+  batch <- torch_load(file, device = NULL)  # (each tensor back on the device it was made on)
   unlink(file)
   it$taken <- k
   if (k == length(it$files)) release_pool(it)  # the epoch's last batch: the pool is free
@@ -327,7 +327,7 @@ worker_setup <- function(bundle, id, workers, seed, packages) {
   # rcuda attached, as torch is in torch for R's workers: a dataset defined at top level calls
   # torch_tensor() and the rest through the search path.
   for (p in c("rcuda", packages)) library(p, character.only = TRUE)
-  made <- torch_load(bundle)
+  made <- torch_load(bundle, device = NULL)
   list2env(made$globals, envir = globalenv())
   assign(".worker_info", list(id = id, workers = workers, seed = seed + id), envir = globalenv())
   set.seed(seed + id)
