@@ -89,8 +89,23 @@ torch_scalar_tensor <- function(value, dtype = NULL, device = NULL, requires_gra
 #' @export
 as.gpu <- function(x) torch_tensor(x, device = "cuda")
 
-filled <- function(kind, size, value, dtype, device, requires_grad) {
-  with_requires_grad(.Call(rc_full, kind, size, value, dtype_name(dtype), creation_device(device)), requires_grad)
+# The tensor of torch_zeros(), torch_ones(), torch_empty() and torch_full() (`kind`), or the
+# meta tensor of its shape on device "meta" (Note [Meta tensors] in meta-tensors.R).
+filled <- function(kind, size, value, dtype, device, requires_grad, names, fn) {
+  make <- function(size, device) {
+    with_requires_grad(.Call(rc_full, kind, size, value, dtype_name(dtype), creation_device(device)), requires_grad)
+  }
+  if (meta_requested(device)) return(meta_creation(size, names, fn, function(size) make(size, "cpu")))
+  with_names(make(size, device), names)
+}
+
+# The tensor of torch_randn() and torch_rand() (`kind`), or a meta tensor, as filled().
+random <- function(kind, size, dtype, device, requires_grad, names, fn) {
+  make <- function(size, device) {
+    with_requires_grad(.Call(rc_random, kind, size, dtype_name(dtype), creation_device(device)), requires_grad)
+  }
+  if (meta_requested(device)) return(meta_creation(size, names, fn, function(size) make(size, "cpu")))
+  with_names(make(size, device), names)
 }
 
 #' @export
@@ -98,7 +113,7 @@ torch_zeros <- function(..., names = NULL, dtype = NULL, layout = NULL, device =
   check_layout(layout, "torch_zeros")
   size <- resolve_size(..., fn = "torch_zeros")
   names <- names_arg(names, length(size), "torch_zeros")
-  with_names(filled("zeros", size, NULL, dtype, device, requires_grad), names)
+  filled("zeros", size, NULL, dtype, device, requires_grad, names, "torch_zeros")
 }
 
 #' @export
@@ -106,7 +121,7 @@ torch_ones <- function(..., names = NULL, dtype = NULL, layout = NULL, device = 
   check_layout(layout, "torch_ones")
   size <- resolve_size(..., fn = "torch_ones")
   names <- names_arg(names, length(size), "torch_ones")
-  with_names(filled("ones", size, NULL, dtype, device, requires_grad), names)
+  filled("ones", size, NULL, dtype, device, requires_grad, names, "torch_ones")
 }
 
 #' @export
@@ -114,7 +129,7 @@ torch_empty <- function(..., names = NULL, dtype = NULL, layout = NULL, device =
   check_layout(layout, "torch_empty")
   size <- resolve_size(..., fn = "torch_empty")
   names <- names_arg(names, length(size), "torch_empty")
-  with_names(filled("empty", size, NULL, dtype, device, requires_grad), names)
+  filled("empty", size, NULL, dtype, device, requires_grad, names, "torch_empty")
 }
 
 #' @export
@@ -123,7 +138,7 @@ torch_full <- function(size, fill_value, names = NULL, dtype = NULL, layout = NU
   check_layout(layout, "torch_full")
   size <- size_value(size, "torch_full")
   names <- names_arg(names, length(size), "torch_full")
-  with_names(filled("full", size, fill_value, dtype, device, requires_grad), names)
+  filled("full", size, fill_value, dtype, device, requires_grad, names, "torch_full")
 }
 
 #' @export
@@ -131,8 +146,7 @@ torch_randn <- function(..., names = NULL, dtype = NULL, layout = NULL, device =
   check_layout(layout, "torch_randn")
   size <- resolve_size(..., fn = "torch_randn")
   names <- names_arg(names, length(size), "torch_randn")
-  out <- .Call(rc_random, "randn", size, dtype_name(dtype), creation_device(device))
-  with_names(with_requires_grad(out, requires_grad), names)
+  random("randn", size, dtype, device, requires_grad, names, "torch_randn")
 }
 
 #' @export
@@ -140,8 +154,7 @@ torch_rand <- function(..., names = NULL, dtype = NULL, layout = NULL, device = 
   check_layout(layout, "torch_rand")
   size <- resolve_size(..., fn = "torch_rand")
   names <- names_arg(names, length(size), "torch_rand")
-  out <- .Call(rc_random, "rand", size, dtype_name(dtype), creation_device(device))
-  with_names(with_requires_grad(out, requires_grad), names)
+  random("rand", size, dtype, device, requires_grad, names, "torch_rand")
 }
 
 #' @export

@@ -1,11 +1,13 @@
 # Devices: torch_device("cuda:0"), torch_device("cuda", 1), torch_device("cpu").
 # Indices are 0-based, as in torch for R.
 #
-# torch_device("mps") and torch_device("meta") make device objects too, as scripts written for
-# torch for R name them (is_meta_device(), as.character()); rcuda places no tensor on them, and a
-# tensor asked for on one is an error naming the device (device_string()).
+# torch_device("mps") makes a device object too, as scripts written for torch for R name it;
+# rcuda places no tensor on it, and a tensor asked for on it is an error naming the device
+# (device_string()). torch_device("meta") holds meta tensors, which live in R and never reach
+# the engine (Note [Meta tensors] in meta-tensors.R): device_string() refuses it as well, and the
+# creation functions that make meta tensors ask meta_requested() first.
 
-# Device types that name a device object but hold no tensors here.
+# Device types that name a device object but hold no engine tensors.
 unplaceable_device_types <- c("mps", "meta")
 
 #' @export
@@ -22,7 +24,7 @@ torch_device <- function(type, index = NULL) {
   }
   if (!parts[1] %in% c("cpu", "cuda", unplaceable_device_types)) {
     device_error("torch_device: unknown device type \"", parts[1],
-                 "\" (expected \"cpu\" or \"cuda\"; \"mps\" and \"meta\" name devices rcuda places no tensors on)")
+                 "\" (expected \"cpu\", \"cuda\" or \"meta\"; \"mps\" names a device rcuda places no tensors on)")
   }
   if (!is.null(index)) {
     if (!is.numeric(index) || length(index) != 1 || is.na(index) || index < 0 || index != trunc(index)) {
@@ -68,7 +70,12 @@ device_string <- function(device) {
 }
 
 refuse_device <- function(name) {
-  device_error("rcuda cannot place tensors on device \"", name, "\" (it has \"cpu\" and \"cuda\")")
+  if (sub(":.*", "", name) == "meta") {
+    device_error("rcuda makes tensors on device \"", name, "\" only with torch_empty(), torch_zeros(), ",
+                 "torch_ones(), torch_full(), torch_rand(), torch_randn() and $to(device = \"meta\") ",
+                 "(see ?meta_tensors)")
+  }
+  device_error("rcuda cannot place tensors on device \"", name, "\" (it has \"cpu\", \"cuda\" and \"meta\")")
 }
 
 # A device from the engine's string ("cuda:0"), as `x$device` returns it.
@@ -89,7 +96,10 @@ as.character.rcuda_device <- function(x, ...) if (is.null(x$index)) x$type else 
 
 #' @export
 `==.rcuda_device` <- function(e1, e2) {
-  # (as the engine names them, cpu:0 as cpu; mps and meta compare too, though they hold no tensors)
+  # (as the engine names them, cpu:0 as cpu; mps compares too, though it holds no tensors)
   key <- function(d) if (d$type == "cpu") "cpu" else as.character(d)
   identical(key(torch_device(e1)), key(torch_device(e2)))
 }
+
+#' @export
+`!=.rcuda_device` <- function(e1, e2) !(e1 == e2)

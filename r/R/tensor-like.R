@@ -43,7 +43,7 @@ new_options <- function(self, options, fn) {
 }
 new_like <- function(self, fn, size, fill, options) {
   o <- new_options(self, options, fn)
-  t <- filled(fill$kind, size_value(size, fn), fill$value, o$dtype, o$device, FALSE)
+  t <- filled(fill$kind, size_value(size, fn), fill$value, o$dtype, o$device, FALSE, NULL, fn)
   with_requires_grad(t, o$requires_grad)
 }
 m$new_zeros <- function(self, size, options = list()) new_like(self, "new_zeros", size, list(kind = "zeros"), options)

@@ -126,8 +126,9 @@ m$item <- function(self) .Call(rc_item, self)
 
 # torch for R's to(dtype, device, other, non_blocking, copy, memory_format). A device may
 # also come first (x$to("cuda"), x$to(torch_device("cpu"))); any other string is a dtype
-# (x$to(dtype = "double"), x$to("long")), as torch for R reads it, never a device.
-device_spec <- function(s) grepl("^(cpu|cpu:0|cuda|cuda:[0-9]+)$", s)
+# (x$to(dtype = "double"), x$to("long")), as torch for R reads it, never a device. Device
+# "meta" gives a meta tensor of self's shape (Note [Meta tensors] in meta-tensors.R).
+device_spec <- function(s) grepl("^(cpu|cpu:0|cuda|cuda:[0-9]+|meta)$", s)
 m$to <- function(self, dtype = NULL, device = NULL, other = NULL, non_blocking = FALSE, copy = FALSE,
                  memory_format = NULL) {
   if (!is.null(other)) {
@@ -144,6 +145,10 @@ m$to <- function(self, dtype = NULL, device = NULL, other = NULL, non_blocking =
     } else if (!is.character(dtype)) {
       dtype_error("to: dtype must be a torch dtype such as torch_double(), got ", deparse(dtype, nlines = 1)[1])
     }
+  }
+  if (!is.null(device) && meta_requested(device)) {  # meta-tensors.R
+    probe <- .Call(rc_to, torch_empty(0, dtype = dtype_of(self), device = "cpu"), dtype_name(dtype), NULL)
+    return(new_meta_tensor(self$shape, dtype_of(probe), self$requires_grad))
   }
   out <- .Call(rc_to, self, dtype_name(dtype), device_string(device))
   if (!is.null(memory_format) && !identical(memory_format$name, "preserve")) {

@@ -2,7 +2,9 @@
 # with_device(device = "cuda", {...}) torch_randn(2, 2), torch_tensor(1:3), torch_zeros(...) and
 # the parameters of a module built there are made on the GPU. Only creation functions that are
 # given no device follow it (creation_device() in creation.R); an op's result stays on the
-# device of its inputs, and $to(), $cuda() and torch_tensor(<tensor>) keep their meaning.
+# device of its inputs, and $to(), $cuda() and torch_tensor(<tensor>) keep their meaning. Under
+# with_device(device = "meta") torch_empty/zeros/ones/full/rand/randn make meta tensors
+# (meta-tensors.R), and the other creators refuse.
 
 default_device_state <- new.env(parent = emptyenv())
 default_device_state$device <- NULL  # NULL: the CPU, where the engine puts a tensor given none
@@ -18,7 +20,9 @@ set_default_device <- function(device, fn) {
     if (!is_device(device) && !(is.character(device) && length(device) == 1 && !is.na(device))) {
       value_error(fn, ": device must be a torch_device() or a string such as \"cuda\", got ", describe(device))
     }
-    device <- device_string(torch_device(device))
+    device <- torch_device(device)
+    # (kept as "meta", which device_string() refuses: only the creators of meta tensors read it)
+    device <- if (device$type == "meta") "meta" else device_string(device)
   }
   previous <- default_device_state$device
   default_device_state$device <- device

@@ -135,7 +135,7 @@ test_that("`__and__` and its kin refuse integer and floating tensors by name", {
   expect_error(torch_tensor(1)$`__xor__`(TRUE), "got self of dtype Float")
 })
 
-# ---- devices rcuda places no tensors on ---------------------------------------------------------
+# ---- devices rcuda places no engine tensors on --------------------------------------------------
 
 test_that("mps and meta devices are objects that print and convert back to strings", {
   expect_equal(as.character(torch_device("cuda:0")), "cuda:0")
@@ -152,13 +152,16 @@ test_that("mps and meta devices are objects that print and convert back to strin
   expect_error(torch_device("tpu"), "unknown device type \"tpu\"", class = "rcuda_device_error")
 })
 
-test_that("a tensor asked for on mps or meta is an error naming the device", {
-  expect_error(torch_randn(10, 10, device = "meta"), class = "rcuda_device_error",
-               "rcuda cannot place tensors on device \"meta\"", fixed = TRUE)
+# (meta tensors, which the creators of test-meta-tensors.R make, hold no engine data.)
+test_that("a tensor asked for on mps, or on meta by a creator of dense tensors, is an error naming the device", {
+  expect_error(torch_randn(10, 10, device = "mps"), class = "rcuda_device_error",
+               "rcuda cannot place tensors on device \"mps\"", fixed = TRUE)
+  expect_error(torch_tensor(1, device = "meta"), class = "rcuda_device_error",
+               "rcuda makes tensors on device \"meta\" only with torch_empty()", fixed = TRUE)
   expect_error(torch_tensor(1, device = torch_device("mps")),
                "rcuda cannot place tensors on device \"mps\"", fixed = TRUE)
   expect_error(torch_ones(2)$to(device = "mps:0"), "cannot place tensors on device \"mps:0\"", fixed = TRUE)
-  expect_error(with_device(device = "meta", torch_ones(1)), "cannot place tensors on device \"meta\"")
+  expect_error(with_device(device = "meta", torch_arange(1, 3)), "makes tensors on device \"meta\" only with")
 })
 
 # ---- messages and behaviours of torch's tests ---------------------------------------------------

@@ -22,7 +22,9 @@ test_that("with_device() sets the default device for its code and restores the p
 })
 
 test_that("with_device() refuses a device rcuda does not have, and leaves the default as it was", {
-  expect_error(with_device(device = "meta", torch_randn(2)), "cannot place tensors on device \"meta\"")
+  expect_error(with_device(device = "mps", torch_randn(2)), "cannot place tensors on device \"mps\"")
+  # (meta tensors come only from some creators: test-meta-tensors.R)
+  expect_error(with_device(device = "meta", torch_tensor(1)), "makes tensors on device \"meta\" only with")
   expect_error(with_device(device = "tpu", torch_randn(2)), "unknown device type \"tpu\"")
   expect_error(with_device(device = 3, torch_randn(2)), "with_device: device must be a torch_device\\(\\) or a string",
                class = "value_error")
