@@ -120,7 +120,7 @@ test_that("a worker process that dies is reported, not waited for", {
   expect_identical(as_array(dataloader_next(it)), 1:2)
   expect_identical(as_array(dataloader_next(it)), 3:4)
   expect_error(dataloader_next(it), class = "runtime_error",
-               regexp = "dataloader: worker 1 failed on batch 3: .*crashed", perl = TRUE)
+               regexp = "dataloader: worker 1 failed on batch 3: .*(crashed|killed)", perl = TRUE)
 })
 
 test_that("timeout bounds the wait for a batch", {
