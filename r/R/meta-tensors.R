@@ -89,13 +89,7 @@ meta_fields$is_cuda <- function(self) FALSE
 meta_fields$ndim <- function(self) length(meta_part(self, "shape"))
 meta_fields$layout <- function(self) torch_strided()
 
-meta_methods$size <- function(self, dim = NULL) {
-  shape <- meta_part(self, "shape")
-  if (is.null(dim)) return(shape)
-  if (dim < 0) dim <- length(shape) + dim + 1
-  if (dim < 1 || dim > length(shape)) index_error("size: dim ", dim, " is out of range for a tensor of ", length(shape), " dims")
-  shape[[dim]]
-}
+meta_methods$size <- function(self, dim = NULL) size_of_shape(meta_part(self, "shape"), dim)  # sparse.R
 meta_methods$dim <- function(self) length(meta_part(self, "shape"))
 meta_methods$numel <- function(self) prod(meta_part(self, "shape"))
 meta_methods$is_meta <- function(self) TRUE

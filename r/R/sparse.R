@@ -125,13 +125,15 @@ sparse_methods$`_values` <- function(self) sparse_part(self, "values")
 sparse_methods$`_nnz` <- function(self) sparse_fields$nnz(self)
 sparse_methods$sparse_dim <- function(self) sparse_part(self, "indices")$size(1)
 sparse_methods$dense_dim <- function(self) length(sparse_part(self, "size")) - sparse_methods$sparse_dim(self)
-sparse_methods$size <- function(self, dim = NULL) {
-  size <- sparse_part(self, "size")
-  if (is.null(dim)) return(size)
-  if (dim < 0) dim <- length(size) + dim + 1
-  if (dim < 1 || dim > length(size)) index_error("size: dim ", dim, " is out of range for a tensor of ", length(size), " dims")
-  size[[dim]]
+# $size(dim) of a tensor held as R parts (sparse, meta): the whole shape, or one 1-based dim
+# (negative from the end).
+size_of_shape <- function(shape, dim = NULL) {
+  if (is.null(dim)) return(shape)
+  if (dim < 0) dim <- length(shape) + dim + 1
+  if (dim < 1 || dim > length(shape)) index_error("size: dim ", dim, " is out of range for a tensor of ", length(shape), " dims")
+  shape[[dim]]
 }
+sparse_methods$size <- function(self, dim = NULL) size_of_shape(sparse_part(self, "size"), dim)
 sparse_methods$dim <- function(self) length(sparse_part(self, "size"))
 sparse_methods$numel <- function(self) prod(sparse_part(self, "size"))
 sparse_methods$mm <- function(self, mat2) torch_sparse_mm(self, mat2)
