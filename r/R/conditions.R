@@ -88,6 +88,11 @@ torch_dim_words <- function(message) {
       "Dimension out of range (expected to be in range of [\\2, \\3], but got \\1)", message, perl = TRUE)
 }
 
+# The same words, for the R side's own dim checks (extra_dim(), size_of_shape()).
+dim_out_of_range_words <- function(dim, ndim) {
+  paste0("Dimension out of range (expected to be in range of [", -ndim, ", ", ndim, "], but got ", dim, ")")
+}
+
 value_error <- function(...) rcuda_abort("rcuda_value_error", paste0(...))
 shape_error <- function(...) rcuda_abort("rcuda_shape_error", paste0(...))
 index_error <- function(...) rcuda_abort("rcuda_index_error", paste0(...))

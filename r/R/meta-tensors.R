@@ -51,12 +51,10 @@ meta_copy_error <- function(fn) value_error(fn, ": Cannot copy out of meta tenso
 
 #' @export
 `$.rcuda_meta_tensor` <- function(x, name) {
-  method <- meta_methods[[name]]
-  if (!is.null(method)) return(function(...) method(x, ...))
-  field <- meta_fields[[name]]
-  if (!is.null(field)) return(field(x))
-  if (!is.null(tensor_methods[[name]]) || !is.null(tensor_fields[[name]])) meta_no_data_error(paste0("$", name))
-  value_error("meta tensors have no method or field '", name, "'")
+  parts_dollar(x, name, meta_methods, meta_fields, function(name) {  # sparse.R
+    if (is_dense_member(name)) meta_no_data_error(paste0("$", name))
+    value_error("meta tensors have no method or field '", name, "'")
+  })
 }
 
 #' @export
@@ -89,7 +87,7 @@ meta_fields$is_cuda <- function(self) FALSE
 meta_fields$ndim <- function(self) length(meta_part(self, "shape"))
 meta_fields$layout <- function(self) torch_strided()
 
-meta_methods$size <- function(self, dim = NULL) size_of_shape(meta_part(self, "shape"), dim)  # sparse.R
+meta_methods$size <- function(self, dim = NULL) size_of_shape(meta_part(self, "shape"), dim)  # views.R
 meta_methods$dim <- function(self) length(meta_part(self, "shape"))
 meta_methods$numel <- function(self) prod(meta_part(self, "shape"))
 meta_methods$is_meta <- function(self) TRUE

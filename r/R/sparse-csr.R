@@ -35,16 +35,14 @@ torch_sparse_csr <- function() new_layout("sparse_csr")  # beside torch_sparse_c
 
 #' @export
 `$.rcuda_sparse_csr_tensor` <- function(x, name) {
-  method <- csr_methods[[name]]
-  if (!is.null(method)) return(function(...) method(x, ...))
-  field <- csr_fields[[name]]
-  if (!is.null(field)) return(field(x))
-  hint <- if (!is.null(sparse_methods[[name]]) || !is.null(sparse_fields[[name]])) {
-    "; call $to_sparse() first for a COO tensor"
-  } else if (!is.null(tensor_methods[[name]]) || !is.null(tensor_fields[[name]])) {
-    "; call $to_dense() first"
-  }
-  value_error("sparse CSR tensors have no method or field '", name, "'", hint)
+  parts_dollar(x, name, csr_methods, csr_fields, function(name) {  # sparse.R
+    hint <- if (!is.null(sparse_methods[[name]]) || !is.null(sparse_fields[[name]])) {
+      "; call $to_sparse() first for a COO tensor"
+    } else if (is_dense_member(name)) {
+      "; call $to_dense() first"
+    }
+    value_error("sparse CSR tensors have no method or field '", name, "'", hint)
+  })
 }
 
 #' @export

@@ -21,15 +21,23 @@ sparse_parts <- function(x) {
 }
 is_sparse_tensor <- function(x) inherits(x, "rcuda_sparse_tensor")
 
+# The `$` of a tensor held as R parts (sparse COO, CSR, meta): a method of its table bound to x,
+# or a field's value; `not_found(name)` says why neither table has the name.
+parts_dollar <- function(x, name, methods, fields, not_found) {
+  method <- methods[[name]]
+  if (!is.null(method)) return(function(...) method(x, ...))
+  field <- fields[[name]]
+  if (!is.null(field)) return(field(x))
+  not_found(name)
+}
+is_dense_member <- function(name) !is.null(tensor_methods[[name]]) || !is.null(tensor_fields[[name]])
+
 #' @export
 `$.rcuda_sparse_tensor` <- function(x, name) {
-  method <- sparse_methods[[name]]
-  if (!is.null(method)) return(function(...) method(x, ...))
-  field <- sparse_fields[[name]]
-  if (!is.null(field)) return(field(x))
-  value_error("sparse tensors have no method or field '", name, "'",
-              if (!is.null(tensor_methods[[name]]) || !is.null(tensor_fields[[name]]))
-                "; call $to_dense() first")
+  parts_dollar(x, name, sparse_methods, sparse_fields, function(name) {
+    value_error("sparse tensors have no method or field '", name, "'",
+                if (is_dense_member(name)) "; call $to_dense() first")
+  })
 }
 
 #' @export
@@ -125,15 +133,7 @@ sparse_methods$`_values` <- function(self) sparse_part(self, "values")
 sparse_methods$`_nnz` <- function(self) sparse_fields$nnz(self)
 sparse_methods$sparse_dim <- function(self) sparse_part(self, "indices")$size(1)
 sparse_methods$dense_dim <- function(self) length(sparse_part(self, "size")) - sparse_methods$sparse_dim(self)
-# $size(dim) of a tensor held as R parts (sparse, meta): the whole shape, or one 1-based dim
-# (negative from the end).
-size_of_shape <- function(shape, dim = NULL) {
-  if (is.null(dim)) return(shape)
-  if (dim < 0) dim <- length(shape) + dim + 1
-  if (dim < 1 || dim > length(shape)) index_error("size: dim ", dim, " is out of range for a tensor of ", length(shape), " dims")
-  shape[[dim]]
-}
-sparse_methods$size <- function(self, dim = NULL) size_of_shape(sparse_part(self, "size"), dim)
+sparse_methods$size <- function(self, dim = NULL) size_of_shape(sparse_part(self, "size"), dim)  # views.R
 sparse_methods$dim <- function(self) length(sparse_part(self, "size"))
 sparse_methods$numel <- function(self) prod(sparse_part(self, "size"))
 sparse_methods$mm <- function(self, mat2) torch_sparse_mm(self, mat2)

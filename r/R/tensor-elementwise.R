@@ -19,8 +19,7 @@ extra_dim <- function(d, ndim, fn, arg = "dims") {
   # (torch for R's words and classes, which scripts and its tests match)
   if (d == 0) value_error(fn, ": ", arg, ": Dimension is 1-based, but found 0.")
   if (abs(d) > ndim) {
-    index_error(fn, ": ", arg, ": Dimension out of range (expected to be in range of [", -ndim,
-                ", ", ndim, "], but got ", d, ")")
+    index_error(fn, ": ", arg, ": ", dim_out_of_range_words(d, ndim))
   }
   as.integer(if (d > 0) d else ndim + d + 1)
 }

@@ -104,14 +104,16 @@ m$masked_select <- torch_masked_select
 m$masked_fill <- function(self, mask, value) .Call(rc_masked_fill, self, mask, value)
 m$copy_ <- function(self, src) invisible(.Call(rc_assign, self, src))
 m$fill_ <- function(self, value) invisible(.Call(rc_assign, self, value))
-m$size <- function(self, dim) {
-  shape <- .Call(rc_shape, self)
-  if (missing(dim)) return(shape)
+m$size <- function(self, dim = NULL) size_of_shape(.Call(rc_shape, self), dim)
+
+# $size(dim) of a shape, for every kind of tensor (dense, sparse, meta): the whole shape, or one
+# 1-based dim (negative from the end), with a dim out of range in torch for R's words.
+size_of_shape <- function(shape, dim = NULL) {
+  if (is.null(dim)) return(shape)
   if (dim == 0) index_error("size: dims start at 1, got 0")
   if (abs(dim) > length(shape)) {
     if (!length(shape)) index_error("size: the tensor has no dims, got dim ", dim)
-    index_error("size: Dimension out of range (expected to be in range of [", -length(shape), ", ",
-                length(shape), "], but got ", dim, ")")
+    index_error("size: ", dim_out_of_range_words(dim, length(shape)))
   }
   if (dim > 0) shape[dim] else rev(shape)[-dim]
 }
